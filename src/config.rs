@@ -1,0 +1,184 @@
+//! Typed configuration read from the environment.
+//!
+//! Every variable the server understands is read here and nowhere else, so the list in
+//! README.md has one source. Defaults boot a working site with nothing set (SQLite in the
+//! data directory, listening on 127.0.0.1:3000). A value that does not parse stops the
+//! start with a message naming the variable. Secrets are wrapped in [`Secret`], whose
+//! `Debug` never prints them.
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use url::Url;
+
+/// A value that must never reach a log line.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Self {
+        Self(value.into())
+    }
+    /// The secret itself; call only where it is sent to the service that needs it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("invalid value for {name}: {reason}")]
+pub struct ConfigError {
+    pub name: &'static str,
+    pub reason: String,
+}
+
+/// Where configuration values come from: the process environment, or a map in tests.
+#[derive(Debug, Clone, Default)]
+pub struct Env(HashMap<String, String>);
+
+impl Env {
+    pub fn from_process() -> Self {
+        Self(std::env::vars().collect())
+    }
+    pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        Self(pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect())
+    }
+    /// A set, non-blank value.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+    }
+    pub fn parse<T>(&self, name: &'static str, default: T) -> Result<T, ConfigError>
+    where
+        T: FromStr,
+        T::Err: fmt::Display,
+    {
+        match self.get(name) {
+            None => Ok(default),
+            Some(raw) => raw.parse().map_err(|e: T::Err| ConfigError { name, reason: e.to_string() }),
+        }
+    }
+    pub fn parse_opt<T>(&self, name: &'static str) -> Result<Option<T>, ConfigError>
+    where
+        T: FromStr,
+        T::Err: fmt::Display,
+    {
+        self.get(name)
+            .map(|raw| raw.parse().map_err(|e: T::Err| ConfigError { name, reason: e.to_string() }))
+            .transpose()
+    }
+    pub fn string(&self, name: &str) -> Option<String> {
+        self.get(name).map(str::to_owned)
+    }
+    pub fn secret(&self, name: &str) -> Option<Secret> {
+        self.get(name).map(Secret::new)
+    }
+    pub fn url(&self, name: &'static str, default: &str) -> Result<Url, ConfigError> {
+        let raw = self.get(name).unwrap_or(default);
+        let url = Url::parse(raw).map_err(|e| ConfigError { name, reason: e.to_string() })?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(ConfigError { name, reason: format!("expected an http(s) URL, got {raw}") });
+        }
+        Ok(url)
+    }
+    pub fn flag(&self, name: &'static str, default: bool) -> Result<bool, ConfigError> {
+        match self.get(name).map(str::to_ascii_lowercase).as_deref() {
+            None => Ok(default),
+            Some("1" | "true" | "yes" | "on") => Ok(true),
+            Some("0" | "false" | "no" | "off") => Ok(false),
+            Some(other) => Err(ConfigError { name, reason: format!("expected true or false, got {other}") }),
+        }
+    }
+}
+
+/// The whole server configuration. Later features add their own section structs here.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `REELFIND_ADDR`: where the server listens.
+    pub addr: SocketAddr,
+    /// `REELFIND_DATA_DIR`: SQLite file, mail outbox, library index, temp uploads.
+    pub data_dir: PathBuf,
+    /// `DATABASE_URL`: `sqlite://...` or `postgres://...`. Secret because it may hold a password.
+    pub database_url: Secret,
+    /// `REELFIND_PUBLIC_URL`: the address people use, for canonical links, mail and cookies.
+    pub public_url: Url,
+    /// `REELFIND_ASSETS_DIR`: the folder served at /assets (default `./assets`).
+    pub assets_dir: PathBuf,
+}
+
+impl Config {
+    pub fn from_env(env: &Env) -> Result<Self, ConfigError> {
+        let addr: SocketAddr = env.parse("REELFIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 3000)))?;
+        let data_dir: PathBuf = env.parse("REELFIND_DATA_DIR", PathBuf::from("./data"))?;
+        let database_url = match env.get("DATABASE_URL") {
+            Some(url) => {
+                if !(url.starts_with("sqlite:") || url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+                    return Err(ConfigError {
+                        name: "DATABASE_URL",
+                        reason: "expected a sqlite: or postgres:// URL".into(),
+                    });
+                }
+                Secret::new(url)
+            }
+            None => Secret::new(format!("sqlite://{}?mode=rwc", data_dir.join("reelfind.db").display())),
+        };
+        let default_public = format!(
+            "http://{}:{}",
+            if addr.ip().is_unspecified() || addr.ip().is_loopback() {
+                "localhost".to_string()
+            } else {
+                addr.ip().to_string()
+            },
+            addr.port()
+        );
+        let public_url = env.url("REELFIND_PUBLIC_URL", &default_public)?;
+        let assets_dir = env.parse("REELFIND_ASSETS_DIR", PathBuf::from("./assets"))?;
+        Ok(Self { addr, data_dir, database_url, public_url, assets_dir })
+    }
+
+    /// The public origin without a trailing slash, e.g. `https://reelfind.example`.
+    pub fn origin(&self) -> String {
+        self.public_url.origin().ascii_serialization()
+    }
+
+    /// An absolute URL on the public origin for a path like `/blog`.
+    pub fn absolute(&self, path: &str) -> String {
+        format!("{}{}", self.origin(), path)
+    }
+
+    pub fn secure_cookies(&self) -> bool {
+        self.public_url.scheme() == "https"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_boot_with_nothing_set() {
+        let c = Config::from_env(&Env::default()).unwrap();
+        assert_eq!(c.addr.to_string(), "127.0.0.1:3000");
+        assert!(c.database_url.expose().starts_with("sqlite://"));
+        assert_eq!(c.origin(), "http://localhost:3000");
+    }
+
+    #[test]
+    fn bad_value_names_the_variable() {
+        let err = Config::from_env(&Env::from_pairs([("REELFIND_ADDR", "nonsense")])).unwrap_err();
+        assert!(err.to_string().contains("REELFIND_ADDR"), "{err}");
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let c = Config::from_env(&Env::from_pairs([("DATABASE_URL", "postgres://u:hunter2@h/db")])).unwrap();
+        assert!(!format!("{c:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,14 @@
+//! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
+pub mod site;
+
+use axum::Router;
+
+use crate::state::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().merge(site::router()).fallback(api_not_found)
+}
+
+async fn api_not_found() -> crate::error::AppError {
+    crate::error::AppError::NotFound
+}

@@ -1,0 +1,28 @@
+//! Every route of the site, starting point for anyone looking for a handler.
+//!
+//! Pages (server-rendered HTML) live in one module per resource; JSON lives under `api/`.
+pub mod api;
+pub mod assets;
+pub mod errors;
+pub mod pages;
+
+use axum::Router;
+
+use crate::state::AppState;
+
+/// All page and API routes, without the cross-cutting layers (those are added in `app`).
+pub fn router(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .merge(pages::router())
+        .nest("/api", api::router())
+        .merge(assets::service(&state.config.assets_dir))
+        .route("/healthz", axum::routing::get(health))
+        .fallback(errors::not_found)
+}
+
+/// Liveness and database reachability, for load balancers and `docker healthcheck`-style probes.
+async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> crate::error::AppResult<&'static str> {
+    use sea_orm::ConnectionTrait;
+    state.db.execute_unprepared("SELECT 1").await?;
+    Ok("ok")
+}

@@ -1,0 +1,3 @@
+//! Business rules. Services take a database connection and know nothing of HTTP.
+pub mod settings;
+pub mod users;

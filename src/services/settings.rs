@@ -1,0 +1,138 @@
+//! Site settings: a key-value table over documented defaults (SPEC sections 1 and 3).
+//!
+//! Reads go through a small in-process cache so every page does not query the table; a
+//! write clears it at once, and entries expire after a few seconds so that several app
+//! nodes on one PostgreSQL converge without a restart.
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ConnectionTrait, EntityTrait, Set};
+use tokio::sync::RwLock;
+
+use crate::entities::setting;
+
+/// Every documented setting with its default. Keys not listed here may still be stored
+/// (later features add their own), and they appear in the map too.
+pub const DEFAULTS: &[(&str, &str)] = &[
+    ("site_name", "Reelfind"),
+    ("site_description", "Instantly identify movies and TV shows."),
+    ("site_tagline", "Name that scene in seconds"),
+    (
+        "hero_description",
+        "Drop in a screenshot or a short clip and get the movie or TV show it comes from, with the cast, the trailer and where to watch it tonight.",
+    ),
+    ("company_name", "Reelfind"),
+    // Empty means "derive from the public URL": {host} and support@{host}.
+    ("company_url", ""),
+    ("contact_email", ""),
+    ("github_url", "https://github.com"),
+    ("twitter_url", "https://twitter.com"),
+    ("linkedin_url", "https://www.linkedin.com"),
+    ("support_hours", "Monday - Friday: 9:00 AM - 5:00 PM EST"),
+    ("response_time", "Within 24 hours"),
+    ("terms_url", "/terms-of-service"),
+    ("max_file_size", "10"),
+    ("allowed_file_types", "jpg,jpeg,png,webp,mp4,mov"),
+    ("ai_primary_model", "auto"),
+    ("allowed_engines", "google,openai,xai,anthropic,ensemble,library"),
+    ("require_email_verification", "false"),
+    ("tmdb_region", "US"),
+    ("auto_name", "Auto (recommended)"),
+    ("auto_desc", "Picks the best engine available right now."),
+    ("google_name", "Google Gemini"),
+    ("google_desc", "Fast multimodal model, strong on recent releases and native audio."),
+    ("openai_name", "OpenAI GPT"),
+    ("openai_desc", "Careful visual reasoning over faces, sets and on-screen text."),
+    ("xai_name", "xAI Grok"),
+    ("xai_desc", "Broad pop-culture knowledge with quick answers."),
+    ("anthropic_name", "Anthropic Claude"),
+    ("anthropic_desc", "Thorough scene analysis that explains its reasoning."),
+    ("ensemble_name", "Ensemble"),
+    ("ensemble_desc", "Asks every available engine at once and lets them vote."),
+    ("library_name", "Library"),
+    ("library_desc", "Matches your own indexed videos to the exact second, offline."),
+];
+
+/// Settings whose values must never leave the server through `/api/settings`.
+pub fn is_secret_key(key: &str) -> bool {
+    key.ends_with("_api_key") || key.ends_with("_secret") || key.ends_with("_token") || key.ends_with("_password")
+}
+
+pub type SettingsMap = BTreeMap<String, String>;
+
+const TTL: Duration = Duration::from_secs(5);
+
+#[derive(Default)]
+pub struct SettingsStore {
+    cache: RwLock<Option<(Instant, Arc<SettingsMap>)>>,
+}
+
+impl SettingsStore {
+    /// Defaults overlaid with stored values.
+    pub async fn all(&self, db: &impl ConnectionTrait) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {
+        if let Some((at, map)) = self.cache.read().await.as_ref() {
+            if at.elapsed() < TTL {
+                return Ok(map.clone());
+            }
+        }
+        let mut map: SettingsMap = DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        for row in setting::Entity::find().all(db).await? {
+            map.insert(row.key, row.value);
+        }
+        let map = Arc::new(map);
+        *self.cache.write().await = Some((Instant::now(), map.clone()));
+        Ok(map)
+    }
+
+    pub async fn set(&self, db: &impl ConnectionTrait, key: &str, value: &str) -> Result<(), sea_orm::DbErr> {
+        let row = setting::ActiveModel {
+            key: Set(key.to_owned()),
+            value: Set(value.to_owned()),
+            updated_at: Set(Utc::now()),
+        };
+        setting::Entity::insert(row)
+            .on_conflict(
+                OnConflict::column(setting::Column::Key)
+                    .update_columns([setting::Column::Value, setting::Column::UpdatedAt])
+                    .to_owned(),
+            )
+            .exec(db)
+            .await?;
+        self.invalidate().await;
+        Ok(())
+    }
+
+    pub async fn invalidate(&self) {
+        *self.cache.write().await = None;
+    }
+}
+
+/// Typed reads over the map, with the SPEC's fallbacks when a stored value is unusable.
+pub trait SettingsExt {
+    fn text(&self, key: &str) -> &str;
+    fn max_file_size_mb(&self) -> u64;
+    fn allowed_file_types(&self) -> Vec<String>;
+    fn flag(&self, key: &str) -> bool;
+}
+
+impl SettingsExt for SettingsMap {
+    fn text(&self, key: &str) -> &str {
+        self.get(key).map(String::as_str).unwrap_or("")
+    }
+    fn max_file_size_mb(&self) -> u64 {
+        self.text("max_file_size").trim().parse().ok().filter(|n| *n > 0).unwrap_or(10)
+    }
+    fn allowed_file_types(&self) -> Vec<String> {
+        self.text("allowed_file_types")
+            .split(',')
+            .map(|s| s.trim().trim_start_matches('.').to_ascii_lowercase())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+    fn flag(&self, key: &str) -> bool {
+        matches!(self.text(key).trim(), "true" | "1" | "yes" | "on")
+    }
+}

@@ -1,0 +1,43 @@
+//! Shared application state, cloned cheaply into every handler.
+use std::ops::Deref;
+use std::sync::Arc;
+
+use sea_orm::DatabaseConnection;
+
+use crate::config::Config;
+use crate::services::settings::{SettingsMap, SettingsStore};
+use crate::views::assets::AssetManifest;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub db: DatabaseConnection,
+    pub config: Arc<Config>,
+    /// One HTTP client for every outbound call (connection pooling, one TLS set-up).
+    pub http: reqwest::Client,
+    pub settings: SettingsStore,
+    pub assets: AssetManifest,
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}
+
+impl AppState {
+    pub fn new(db: DatabaseConnection, config: Config) -> anyhow::Result<Self> {
+        let http = reqwest::Client::builder()
+            .user_agent(concat!("Reelfind/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(std::time::Duration::from_secs(10))
+            .build()?;
+        let assets = AssetManifest::load(&config.assets_dir);
+        Ok(Self(Arc::new(Inner { db, config: Arc::new(config), http, settings: SettingsStore::default(), assets })))
+    }
+
+    pub async fn settings(&self) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {
+        self.settings.all(&self.db).await
+    }
+}

@@ -1,0 +1,53 @@
+use crate::support::TestApp;
+
+#[tokio::test]
+async fn settings_have_documented_defaults() {
+    let app = TestApp::new().await;
+    let res = app.get("/api/settings").await;
+    assert_eq!(res.status, 200);
+    let s = res.json();
+    assert_eq!(s["site_name"], "Reelfind");
+    assert_eq!(s["site_description"], "Instantly identify movies and TV shows.");
+    assert_eq!(s["max_file_size"], "10");
+    assert_eq!(s["allowed_file_types"], "jpg,jpeg,png,webp,mp4,mov");
+    assert_eq!(s["support_hours"], "Monday - Friday: 9:00 AM - 5:00 PM EST");
+    assert_eq!(s["response_time"], "Within 24 hours");
+}
+
+#[tokio::test]
+async fn stored_setting_overrides_default_and_secrets_stay_private() {
+    let app = TestApp::new().await;
+    app.state.settings.set(&app.db, "site_name", "Scenefinder").await.unwrap();
+    app.state.settings.set(&app.db, "tmdb_api_key", "very-secret").await.unwrap();
+    let s = app.get("/api/settings").await.json();
+    assert_eq!(s["site_name"], "Scenefinder");
+    assert!(s.get("tmdb_api_key").is_none());
+    let home = app.get("/").await;
+    assert!(home.select_text("title").unwrap().contains("Scenefinder"));
+}
+
+#[tokio::test]
+async fn models_shape() {
+    let app = TestApp::new().await;
+    let m = app.get("/api/models").await.json();
+    for engine in ["google", "openai", "xai", "anthropic", "ensemble"] {
+        assert!(m["available"][engine].is_boolean(), "{engine} missing in {m}");
+    }
+    assert!(m["recommended"].is_string());
+}
+
+#[tokio::test]
+async fn unknown_api_path_is_json_404() {
+    let app = TestApp::new().await;
+    let res = app.get("/api/nope").await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.json()["error"], "Not found");
+}
+
+#[tokio::test]
+async fn health() {
+    let app = TestApp::new().await;
+    let res = app.get("/healthz").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.text(), "ok");
+}

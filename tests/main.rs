@@ -1,0 +1,7 @@
+//! Reelfind's integration tests: one binary, modules mirror the route tree.
+//! Every test gets its own database: SQLite in memory, or a fresh PostgreSQL database when
+//! `TEST_DATABASE_URL` is set (e.g. `postgres://postgres@127.0.0.1:5432/test`).
+mod support;
+
+mod api_site;
+mod pages;
