@@ -8,6 +8,7 @@ pub mod config;
 pub mod db;
 pub mod entities;
 pub mod error;
+pub mod identify;
 pub mod routes;
 pub mod services;
 pub mod state;

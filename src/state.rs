@@ -5,6 +5,7 @@ use std::sync::Arc;
 use sea_orm::DatabaseConnection;
 
 use crate::config::Config;
+use crate::identify::EngineRegistry;
 use crate::services::settings::{SettingsMap, SettingsStore};
 use crate::views::assets::AssetManifest;
 
@@ -18,6 +19,8 @@ pub struct Inner {
     pub http: reqwest::Client,
     pub settings: SettingsStore,
     pub assets: AssetManifest,
+    /// Long-lived identification engines (the Library engine); cloud engines are built per request.
+    pub engines: EngineRegistry,
 }
 
 impl Deref for AppState {
@@ -34,7 +37,14 @@ impl AppState {
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()?;
         let assets = AssetManifest::load(&config.assets_dir);
-        Ok(Self(Arc::new(Inner { db, config: Arc::new(config), http, settings: SettingsStore::default(), assets })))
+        Ok(Self(Arc::new(Inner {
+            db,
+            config: Arc::new(config),
+            http,
+            settings: SettingsStore::default(),
+            assets,
+            engines: EngineRegistry::default(),
+        })))
     }
 
     pub async fn settings(&self) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {
