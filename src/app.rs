@@ -36,6 +36,9 @@ pub fn build_router(state: AppState) -> Router {
 
     routes::router(&state)
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::errors::html_errors))
+        // Session before the error pages (they show who is signed in); Origin check first of all.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::session_layer))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::origin_guard))
         .layer(security_headers)
         .layer(CompressionLayer::new())
         .layer(CatchPanicLayer::new())

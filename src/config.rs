@@ -111,6 +111,70 @@ pub struct Config {
     pub public_url: Url,
     /// `REELFIND_ASSETS_DIR`: the folder served at /assets (default `./assets`).
     pub assets_dir: PathBuf,
+    /// Mail, Google sign-in and client addresses (accounts).
+    pub accounts: AccountsConfig,
+}
+
+/// Accounts: outgoing mail, Google sign-in, and how client addresses are read.
+#[derive(Debug, Clone)]
+pub struct AccountsConfig {
+    /// `SMTP_URL`: `smtps://user:pass@host:465` (implicit TLS), `smtp://user:pass@host:587`
+    /// (STARTTLS required), `smtp://host:25?tls=none` (plain, for a local relay; the default
+    /// for localhost and loopback hosts), `?tls=opportunistic` also accepted. When set,
+    /// registration requires email verification. Unset: mail goes to `{data_dir}/outbox/`.
+    pub smtp_url: Option<Secret>,
+    /// `MAIL_FROM`: sender of account mail (default `Reelfind <no-reply@{public host}>`).
+    pub mail_from: String,
+    /// `GOOGLE_CLIENT_ID` / `GOOGLE_CLIENT_SECRET`: Google sign-in is offered when both are set.
+    pub google_client_id: Option<String>,
+    pub google_client_secret: Option<Secret>,
+    /// `GOOGLE_AUTH_URL`, `GOOGLE_TOKEN_URL`, `GOOGLE_USERINFO_URL`: Google's endpoints
+    /// (overridable so tests and self-hosted identity providers can stand in).
+    pub google_auth_url: Url,
+    pub google_token_url: Url,
+    pub google_userinfo_url: Url,
+    /// `REELFIND_TRUST_PROXY`: take the client address from the last `X-Forwarded-For` entry
+    /// (only behind a reverse proxy that sets it); used for login throttling.
+    pub trust_proxy: bool,
+}
+
+impl AccountsConfig {
+    pub fn from_env(env: &Env, public_url: &Url) -> Result<Self, ConfigError> {
+        let smtp_url = env.secret("SMTP_URL");
+        if let Some(url) = &smtp_url {
+            let parsed = Url::parse(url.expose())
+                .map_err(|e| ConfigError { name: "SMTP_URL", reason: format!("not a URL: {e}") })?;
+            if !matches!(parsed.scheme(), "smtp" | "smtps") || parsed.host_str().is_none() {
+                return Err(ConfigError {
+                    name: "SMTP_URL",
+                    reason: "expected smtp://host:port or smtps://host:port (user:password@ optional)".into(),
+                });
+            }
+        }
+        let host = public_url.host_str().unwrap_or("localhost");
+        let mail_from = env.string("MAIL_FROM").unwrap_or_else(|| format!("Reelfind <no-reply@{host}>"));
+        if mail_from.parse::<lettre::message::Mailbox>().is_err() {
+            return Err(ConfigError {
+                name: "MAIL_FROM",
+                reason: format!("not a mailbox like `Reelfind <no-reply@example.com>`: {mail_from}"),
+            });
+        }
+        Ok(Self {
+            smtp_url,
+            mail_from,
+            google_client_id: env.string("GOOGLE_CLIENT_ID"),
+            google_client_secret: env.secret("GOOGLE_CLIENT_SECRET"),
+            google_auth_url: env.url("GOOGLE_AUTH_URL", "https://accounts.google.com/o/oauth2/v2/auth")?,
+            google_token_url: env.url("GOOGLE_TOKEN_URL", "https://oauth2.googleapis.com/token")?,
+            google_userinfo_url: env.url("GOOGLE_USERINFO_URL", "https://openidconnect.googleapis.com/v1/userinfo")?,
+            trust_proxy: env.flag("REELFIND_TRUST_PROXY", false)?,
+        })
+    }
+
+    /// Both Google credentials are set.
+    pub fn google_enabled(&self) -> bool {
+        self.google_client_id.is_some() && self.google_client_secret.is_some()
+    }
 }
 
 impl Config {
@@ -140,7 +204,8 @@ impl Config {
         );
         let public_url = env.url("REELFIND_PUBLIC_URL", &default_public)?;
         let assets_dir = env.parse("REELFIND_ASSETS_DIR", PathBuf::from("./assets"))?;
-        Ok(Self { addr, data_dir, database_url, public_url, assets_dir })
+        let accounts = AccountsConfig::from_env(env, &public_url)?;
+        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts })
     }
 
     /// The public origin without a trailing slash, e.g. `https://reelfind.example`.
@@ -174,6 +239,14 @@ mod tests {
     fn bad_value_names_the_variable() {
         let err = Config::from_env(&Env::from_pairs([("REELFIND_ADDR", "nonsense")])).unwrap_err();
         assert!(err.to_string().contains("REELFIND_ADDR"), "{err}");
+    }
+
+    #[test]
+    fn smtp_url_must_be_smtp() {
+        let err = Config::from_env(&Env::from_pairs([("SMTP_URL", "http://mail.example.com")])).unwrap_err();
+        assert_eq!(err.name, "SMTP_URL");
+        let c = Config::from_env(&Env::from_pairs([("SMTP_URL", "smtp://u:p@mail.example.com:587")])).unwrap();
+        assert!(!format!("{c:?}").contains("u:p@"));
     }
 
     #[test]

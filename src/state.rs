@@ -21,6 +21,8 @@ pub struct Inner {
     pub assets: AssetManifest,
     /// Long-lived identification engines (the Library engine); cloud engines are built per request.
     pub engines: EngineRegistry,
+    /// Mailer and login/resend brakes (accounts).
+    pub accounts: Arc<crate::auth::Accounts>,
 }
 
 impl Deref for AppState {
@@ -37,6 +39,7 @@ impl AppState {
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()?;
         let assets = AssetManifest::load(&config.assets_dir);
+        let accounts = crate::auth::Accounts::new(&config)?;
         Ok(Self(Arc::new(Inner {
             db,
             config: Arc::new(config),
@@ -44,6 +47,7 @@ impl AppState {
             settings: SettingsStore::default(),
             assets,
             engines: EngineRegistry::default(),
+            accounts,
         })))
     }
 

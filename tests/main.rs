@@ -3,5 +3,6 @@
 //! `TEST_DATABASE_URL` is set (e.g. `postgres://postgres@127.0.0.1:5432/test`).
 mod support;
 
+mod accounts;
 mod api_site;
 mod pages;

@@ -1,3 +1,7 @@
 //! Business rules. Services take a database connection and know nothing of HTTP.
+pub mod mail;
+pub mod sessions;
 pub mod settings;
+pub mod throttle;
 pub mod users;
+pub mod verification;

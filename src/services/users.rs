@@ -36,6 +36,9 @@ pub fn hash_password(password: &str) -> Result<String, CreateUserError> {
     Argon2::default().hash_password(password.as_bytes()).map(|h| h.to_string()).map_err(|_| CreateUserError::Hash)
 }
 
+/// Longest password accepted (argon2 hashes any length, but unbounded input is a cheap DoS).
+pub const MAX_PASSWORD_LEN: usize = 1024;
+
 pub fn verify_password(password: &str, phc: &str) -> bool {
     PasswordHash::new(phc).map(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok()).unwrap_or(false)
 }
@@ -59,6 +62,9 @@ pub async fn create(db: &impl ConnectionTrait, new: NewUser<'_>) -> Result<user:
         if p.chars().count() < MIN_PASSWORD_LEN {
             return Err(CreateUserError::Invalid("Password must be at least 6 characters long".into()));
         }
+        if p.len() > MAX_PASSWORD_LEN {
+            return Err(CreateUserError::Invalid("Password must be at most 1024 characters long".into()));
+        }
     }
     if find_by_username(db, username).await?.is_some() {
         return Err(CreateUserError::UsernameTaken);
@@ -66,7 +72,14 @@ pub async fn create(db: &impl ConnectionTrait, new: NewUser<'_>) -> Result<user:
     if user::Entity::find().filter(user::Column::Email.eq(&email)).one(db).await?.is_some() {
         return Err(CreateUserError::EmailTaken);
     }
-    let password_hash = new.password.map(hash_password).transpose()?;
+    let password_hash = match new.password {
+        // argon2 is deliberately slow: keep it off the async worker threads.
+        Some(p) => {
+            let p = p.to_owned();
+            Some(tokio::task::spawn_blocking(move || hash_password(&p)).await.map_err(|_| CreateUserError::Hash)??)
+        }
+        None => None,
+    };
     let now = Utc::now();
     let row = user::ActiveModel {
         username: Set(username.to_owned()),
@@ -92,4 +105,35 @@ pub async fn find_by_username(
         )
         .one(db)
         .await
+}
+
+pub async fn find_by_email(db: &impl ConnectionTrait, email: &str) -> Result<Option<user::Model>, sea_orm::DbErr> {
+    user::Entity::find().filter(user::Column::Email.eq(email.trim().to_ascii_lowercase())).one(db).await
+}
+
+/// The account a sign-in name points at: a username, or an email address.
+pub async fn find_for_login(db: &impl ConnectionTrait, name: &str) -> Result<Option<user::Model>, sea_orm::DbErr> {
+    match find_by_username(db, name).await? {
+        Some(u) => Ok(Some(u)),
+        None if name.contains('@') => find_by_email(db, name).await,
+        None => Ok(None),
+    }
+}
+
+/// Checks a password off the async threads. Accounts without a password (Google-only) and
+/// unknown users are checked against a fixed dummy hash, so every refusal costs the same time.
+pub async fn check_password(password: &str, user: Option<&user::Model>) -> bool {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let real = user.and_then(|u| u.password_hash.clone());
+    let has_real = real.is_some();
+    let password = password.to_owned();
+    let ok = tokio::task::spawn_blocking(move || {
+        let phc = real.unwrap_or_else(|| {
+            DUMMY.get_or_init(|| hash_password("reelfind-dummy-password").unwrap_or_default()).clone()
+        });
+        verify_password(&password, &phc)
+    })
+    .await
+    .unwrap_or(false);
+    ok && has_real
 }

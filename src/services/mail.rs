@@ -1,0 +1,124 @@
+//! Outgoing mail: SMTP through lettre when `SMTP_URL` is set, otherwise `.eml` files in
+//! `{data_dir}/outbox/` (the operator finds the path in the log).
+use std::path::PathBuf;
+
+use anyhow::Context;
+use lettre::message::{Mailbox, MultiPart};
+use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use url::Url;
+
+use crate::config::Config;
+
+pub enum Mailer {
+    Smtp { transport: AsyncSmtpTransport<Tokio1Executor>, from: Mailbox },
+    Outbox { dir: PathBuf, from: Mailbox },
+}
+
+/// One message in both a plain-text and an HTML version.
+pub struct Mail {
+    pub to: String,
+    pub subject: String,
+    pub text: String,
+    pub html: String,
+}
+
+impl Mailer {
+    pub fn from_config(config: &Config) -> anyhow::Result<Self> {
+        let from: Mailbox = config.accounts.mail_from.parse().context("MAIL_FROM")?;
+        Ok(match &config.accounts.smtp_url {
+            Some(url) => {
+                let url = lettre_url(url.expose()).context("SMTP_URL")?;
+                let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(&url)
+                    .context("SMTP_URL")?
+                    .timeout(Some(std::time::Duration::from_secs(20)))
+                    .build();
+                Self::Smtp { transport, from }
+            }
+            None => Self::Outbox { dir: config.data_dir.join("outbox"), from },
+        })
+    }
+
+    /// Mail really leaves the machine.
+    pub fn is_smtp(&self) -> bool {
+        matches!(self, Self::Smtp { .. })
+    }
+
+    pub async fn send(&self, mail: Mail) -> anyhow::Result<()> {
+        let from = match self {
+            Self::Smtp { from, .. } | Self::Outbox { from, .. } => from.clone(),
+        };
+        let to: Mailbox = mail.to.parse().with_context(|| format!("bad recipient address {}", mail.to))?;
+        let message = Message::builder()
+            .from(from)
+            .to(to)
+            .subject(mail.subject)
+            .multipart(MultiPart::alternative_plain_html(mail.text, mail.html))?;
+        match self {
+            Self::Smtp { transport, .. } => {
+                transport.send(message).await.context("SMTP delivery failed")?;
+                tracing::info!("mail sent by SMTP");
+            }
+            Self::Outbox { dir, .. } => {
+                tokio::fs::create_dir_all(dir).await.with_context(|| format!("cannot create {}", dir.display()))?;
+                let name =
+                    format!("{}-{}.eml", chrono::Utc::now().format("%Y%m%dT%H%M%S"), uuid::Uuid::new_v4().simple());
+                let path = dir.join(name);
+                tokio::fs::write(&path, message.formatted())
+                    .await
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                tracing::info!(path = %path.display(), "mail written to the outbox (no SMTP_URL set)");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Turns our `SMTP_URL` rules into lettre's: `smtp://` means STARTTLS required unless the
+/// host is local or `?tls=none` says plain; `smtps://` is implicit TLS.
+pub fn lettre_url(raw: &str) -> anyhow::Result<String> {
+    let mut url = Url::parse(raw)?;
+    let tls = url.query_pairs().find(|(k, _)| k == "tls").map(|(_, v)| v.into_owned());
+    if url.scheme() == "smtp" {
+        let local = matches!(url.host_str(), Some("localhost" | "127.0.0.1" | "[::1]" | "::1"));
+        let mode = match tls.as_deref() {
+            Some("none") => None,
+            Some(m @ ("required" | "opportunistic")) => Some(m.to_owned()),
+            Some(other) => anyhow::bail!("unknown tls={other}; use required, opportunistic or none"),
+            None if local => None,
+            None => Some("required".to_owned()),
+        };
+        let others: Vec<(String, String)> =
+            url.query_pairs().filter(|(k, _)| k != "tls").map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
+        url.set_query(None);
+        {
+            let mut q = url.query_pairs_mut();
+            for (k, v) in &others {
+                q.append_pair(k, v);
+            }
+            if let Some(m) = mode {
+                q.append_pair("tls", &m);
+            }
+        }
+        if url.query() == Some("") {
+            url.set_query(None);
+        }
+    }
+    Ok(url.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lettre_url;
+
+    #[test]
+    fn tls_is_chosen_by_scheme_host_and_query() {
+        assert_eq!(
+            lettre_url("smtp://u:p@mail.example.com:587").unwrap(),
+            "smtp://u:p@mail.example.com:587?tls=required"
+        );
+        assert_eq!(lettre_url("smtp://127.0.0.1:2525").unwrap(), "smtp://127.0.0.1:2525");
+        assert_eq!(lettre_url("smtp://relay.lan:25?tls=none").unwrap(), "smtp://relay.lan:25");
+        assert_eq!(lettre_url("smtps://u:p@mail.example.com").unwrap(), "smtps://u:p@mail.example.com");
+        assert!(lettre_url("smtp://x:25?tls=maybe").is_err());
+    }
+}
