@@ -4,5 +4,7 @@
 mod support;
 
 mod accounts;
+mod accounts_mail;
 mod api_site;
 mod pages;
+mod profiles;

@@ -1,5 +1,6 @@
 //! Business rules. Services take a database connection and know nothing of HTTP.
 pub mod mail;
+pub mod profiles;
 pub mod sessions;
 pub mod settings;
 pub mod throttle;

@@ -1,0 +1,74 @@
+//! A person's public-facing profile and preferences. Everything here acts on one user id
+//! that the caller took from the session, never from the request.
+use chrono::Utc;
+use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, Set};
+
+use crate::entities::user;
+
+pub const DISPLAY_NAME_MAX: usize = 50;
+pub const BIO_MAX: usize = 500;
+pub const DEFAULT_BIO: &str = "Movie enthusiast";
+/// Engines a person may pick as their default (SPEC 4 "Engine mode", plus the Library engine).
+pub const AI_MODELS: &[&str] = &["auto", "google", "openai", "xai", "anthropic", "ensemble", "library"];
+
+/// How many identifications this user has made. Identification history is stored by the
+/// identify feature; until its table exists this is 0. The identify engineer replaces the
+/// body with a count over their table.
+pub async fn total_identifications(_db: &impl ConnectionTrait, _user_id: i64) -> Result<u64, sea_orm::DbErr> {
+    Ok(0)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProfileError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("Not authenticated")]
+    Gone,
+    #[error(transparent)]
+    Db(#[from] sea_orm::DbErr),
+}
+
+/// Trims, turns blank into `None`, and checks length and control characters.
+fn clean(value: Option<&str>, max: usize, what: &str, multiline: bool) -> Result<Option<String>, ProfileError> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else { return Ok(None) };
+    if v.chars().count() > max {
+        return Err(ProfileError::Invalid(format!("{what} must be at most {max} characters")));
+    }
+    if v.chars().any(|c| c.is_control() && !(multiline && (c == '\n' || c == '\r' || c == '\t'))) {
+        return Err(ProfileError::Invalid(format!("{what} contains characters that are not allowed")));
+    }
+    Ok(Some(v.to_owned()))
+}
+
+/// Sets display name and bio (blank clears them).
+pub async fn update_profile(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    display_name: Option<&str>,
+    bio: Option<&str>,
+) -> Result<user::Model, ProfileError> {
+    let display_name = clean(display_name, DISPLAY_NAME_MAX, "Display name", false)?;
+    let bio = clean(bio, BIO_MAX, "Bio", true)?;
+    let u = user::Entity::find_by_id(user_id).one(db).await?.ok_or(ProfileError::Gone)?;
+    let mut active: user::ActiveModel = u.into();
+    active.display_name = Set(display_name);
+    active.bio = Set(bio);
+    active.updated_at = Set(Utc::now());
+    Ok(active.update(db).await?)
+}
+
+pub async fn set_default_ai_model(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    model: &str,
+) -> Result<user::Model, ProfileError> {
+    let model = model.trim().to_ascii_lowercase();
+    if !AI_MODELS.contains(&model.as_str()) {
+        return Err(ProfileError::Invalid(format!("Default AI model must be one of: {}", AI_MODELS.join(", "))));
+    }
+    let u = user::Entity::find_by_id(user_id).one(db).await?.ok_or(ProfileError::Gone)?;
+    let mut active: user::ActiveModel = u.into();
+    active.default_ai_model = Set(Some(model));
+    active.updated_at = Set(Utc::now());
+    Ok(active.update(db).await?)
+}
