@@ -60,8 +60,11 @@ impl Mailer {
             }
             Self::Outbox { dir, .. } => {
                 tokio::fs::create_dir_all(dir).await.with_context(|| format!("cannot create {}", dir.display()))?;
-                let name =
-                    format!("{}-{}.eml", chrono::Utc::now().format("%Y%m%dT%H%M%S"), uuid::Uuid::new_v4().simple());
+                let name = format!(
+                    "{}-{}.eml",
+                    chrono::Utc::now().format("%Y%m%dT%H%M%S%.6fZ"),
+                    uuid::Uuid::new_v4().simple()
+                );
                 let path = dir.join(name);
                 tokio::fs::write(&path, message.formatted())
                     .await
