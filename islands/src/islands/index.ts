@@ -1,0 +1,18 @@
+/**
+ * Every island a page can mount, by the name templates use in `data-island="Name"`.
+ * Each entry is a dynamic import, so each island is its own chunk, loaded only on pages
+ * that mark it. An island module default-exports a React component taking its props
+ * (the JSON of `data-props`).
+ *
+ * To add one: create `islands/src/islands/<Name>.tsx` and add one line below (keep the
+ * list sorted to avoid merge conflicts).
+ */
+import type { ComponentType } from "react";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type IslandModule = { default: ComponentType<any> };
+export type IslandLoader = () => Promise<IslandModule>;
+
+export const islands: Record<string, IslandLoader> = {
+  Demo: () => import("./Demo"),
+};
