@@ -4,6 +4,7 @@
 mod support;
 
 mod accounts;
+mod accounts_google;
 mod accounts_mail;
 mod api_site;
 mod pages;

@@ -1,5 +1,6 @@
 //! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
 pub mod accounts;
+pub mod google;
 pub mod profiles;
 pub mod site;
 
@@ -8,7 +9,12 @@ use axum::Router;
 use crate::state::AppState;
 
 pub fn router() -> Router<AppState> {
-    Router::new().merge(site::router()).merge(accounts::router()).merge(profiles::router()).fallback(api_not_found)
+    Router::new()
+        .merge(site::router())
+        .merge(accounts::router())
+        .merge(google::router())
+        .merge(profiles::router())
+        .fallback(api_not_found)
 }
 
 async fn api_not_found() -> crate::error::AppError {
