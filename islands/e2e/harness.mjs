@@ -15,7 +15,7 @@
 //   const page = await app.newPage({ width: 390 })  // new context (own cookies/storage);
 //                                          // width defaults to 1280, height to 900 (844 at <=480)
 //   page.consoleErrors                     // console errors and uncaught page errors, as strings
-//   app.assertNoConsoleErrors(page)        // throws listing them
+//   app.assertNoConsoleErrors(page, { allow: [/regex/] })  // throws listing them (minus allowed ones)
 //   await app.screenshot(page, "home-390") // saves e2e/artifacts/home-390.png (gitignored)
 //   await app.stop()                       // closes Chromium, SIGTERMs the server, removes the data dir
 //
@@ -145,9 +145,10 @@ export async function startApp({ env = {} } = {}) {
       return page;
     },
 
-    assertNoConsoleErrors(page) {
-      if (page.consoleErrors.length) {
-        throw new Error(`console errors on ${page.url()}:\n  ${page.consoleErrors.join("\n  ")}`);
+    assertNoConsoleErrors(page, { allow = [] } = {}) {
+      const errors = page.consoleErrors.filter((e) => !allow.some((re) => re.test(e)));
+      if (errors.length) {
+        throw new Error(`console errors on ${page.url()}:\n  ${errors.join("\n  ")}`);
       }
     },
 

@@ -44,8 +44,8 @@ describe("site shell", () => {
     for (const name of ["Login", "Sign Up"]) {
       assert.equal(await page.locator(".header-actions").getByRole("link", { name }).getAttribute("href"), "/auth");
     }
-    page.consoleErrors = page.consoleErrors.filter((e) => !/status of 404/.test(e));
-    app.assertNoConsoleErrors(page);
+    // TODO(islands): drop the allowance with the TODO above.
+    app.assertNoConsoleErrors(page, { allow: [/status of 404 .*\/(blog|about|history)\)$/] });
   });
 
   test("header gets its scrolled style after 10px", async () => {

@@ -1,0 +1,109 @@
+// The islands runtime in a real browser: lazy loading, props, the shared toast viewport,
+// the error boundary, unknown island names, and pages without islands loading no chunks.
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { startApp } from "./harness.mjs";
+
+let app;
+before(async () => {
+  app = await startApp();
+});
+after(async () => {
+  await app?.stop();
+});
+
+/** Serves `path` with extra island marks put at the top of <main>. */
+async function withMarks(page, path, marks) {
+  await page.route(`${app.url}${path}`, async (route) => {
+    const res = await route.fetch();
+    const body = (await res.text()).replace(/<main[^>]*>/, (m) => m + marks);
+    await route.fulfill({ response: res, body });
+  });
+}
+
+/** Records the script URLs a page requests. */
+function scripts(page) {
+  const urls = [];
+  page.on("request", (req) => {
+    if (req.resourceType() === "script") urls.push(new URL(req.url()).pathname);
+  });
+  return urls;
+}
+
+describe("islands runtime", () => {
+  test("a page without island marks loads the small runtime and no island or React chunk", async () => {
+    const page = await app.newPage({ width: 1280 });
+    const loaded = scripts(page);
+    const res = await page.goto(`${app.url}/no-islands-here`);
+    assert.equal(res.status(), 404);
+    await page.waitForSelector("[data-header][data-enhanced]");
+    await page.waitForTimeout(1500);
+    assert.equal(await page.locator("[data-island]").count(), 0);
+    const ours = loaded.filter((u) => u.startsWith("/assets/"));
+    assert.match(ours[0], /^\/assets\/dist\/runtime-[A-Z0-9]{8}\.js$/);
+    // Only the runtime and the small library chunks it shares with islands; never the React
+    // half of the runtime (mount) or an island.
+    const manifest = await (await fetch(`${app.url}/assets/dist/manifest.json`)).json();
+    assert.equal(ours[0], manifest["runtime.js"]);
+    assert.ok(!ours.some((u) => /\/(mount|Demo)-/.test(u)), ours.join(" "));
+    let bytes = 0;
+    for (const u of ours) bytes += (await (await fetch(app.url + u)).arrayBuffer()).byteLength;
+    assert.ok(bytes < 16 * 1024, `plain page loads ${bytes} bytes of script`);
+    // The browser reports the page's own 404 status; nothing else may fail.
+    app.assertNoConsoleErrors(page, { allow: [/status of 404 .*\/no-islands-here\)$/] });
+  });
+
+  test("islands mount lazily with their props, share toasts, and survive errors", async () => {
+    const page = await app.newPage({ width: 1280 });
+    const warnings = [];
+    page.on("console", (m) => m.type() === "warning" && warnings.push(m.text()));
+    await withMarks(
+      page,
+      "/",
+      `<div data-island="Demo" data-props='{"label":"First island"}'>server fallback</div>` +
+        `<div data-island="NoSuchIsland" data-props="{}">kept as it is</div>` +
+        `<div style="height:3000px"></div>` +
+        `<div data-island="Demo" id="far" data-props='{"label":"Far island"}'>far fallback</div>`,
+    );
+    await page.goto(`${app.url}/`);
+    const first = page.locator('[data-island="Demo"]').first();
+    await first.getByText("First island: site name Reelfind").waitFor();
+
+    // An unknown name leaves the server HTML and says why in the console.
+    assert.equal(await page.locator('[data-island="NoSuchIsland"]').textContent(), "kept as it is");
+    assert.ok(warnings.some((w) => w.includes('No island named "NoSuchIsland"')), warnings.join("\n"));
+
+    // The far island waits until it comes near the viewport.
+    assert.equal(await page.locator("#far").textContent(), "far fallback");
+    await page.locator("#far").scrollIntoViewIfNeeded();
+    await page.locator("#far").getByText("Far island: site name Reelfind").waitFor();
+    await page.evaluate(() => window.scrollTo(0, 0));
+
+    // Toasts: one shared, accessible viewport.
+    await first.getByRole("button", { name: "Show toast" }).click();
+    const status = page.getByRole("status").filter({ hasText: "From the demo island." });
+    await status.waitFor();
+    assert.equal(await page.locator(".toast").count(), 1);
+    await app.screenshot(page, "island-toast-1280");
+
+    // A crash shows the SPEC error screen; Try Again brings the island back after the 1 s wait.
+    await first.getByRole("button", { name: "Break it" }).click();
+    await first.getByRole("heading", { name: "Something went wrong" }).waitFor();
+    assert.equal(await first.getByText("Demo island failure").count(), 1);
+    await app.screenshot(page, "island-error-1280");
+    await first.getByRole("button", { name: "Try Again" }).click();
+    await first.getByRole("button", { name: "Retrying..." }).waitFor();
+    await first.getByText("First island: site name Reelfind").waitFor();
+    // The boundary logs the caught error; anything else is a failure.
+    app.assertNoConsoleErrors(page, { allow: [/Demo island failure/] });
+  });
+
+  test("the debug overlay appears with ?debug=true", async () => {
+    const page = await app.newPage({ width: 1280 });
+    await page.goto(`${app.url}/?debug=true`);
+    const overlay = page.getByRole("complementary", { name: "Debug information" });
+    await overlay.waitFor();
+    assert.match(await overlay.textContent(), /theme/);
+    app.assertNoConsoleErrors(page);
+  });
+});
