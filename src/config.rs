@@ -113,6 +113,8 @@ pub struct Config {
     pub assets_dir: PathBuf,
     /// Mail, Google sign-in and client addresses (accounts).
     pub accounts: AccountsConfig,
+    /// Identification: engines, metadata providers, limits.
+    pub identify: IdentifyConfig,
 }
 
 /// Accounts: outgoing mail, Google sign-in, and how client addresses are read.
@@ -177,6 +179,102 @@ impl AccountsConfig {
     }
 }
 
+/// One cloud provider: key, base URL and model. The key may also come from the admin
+/// setting `{engine}_api_key`; the environment wins when both are set.
+#[derive(Debug, Clone)]
+pub struct ProviderConfig {
+    pub api_key: Option<Secret>,
+    pub base_url: Url,
+    pub model: String,
+}
+
+/// Identification (issue 4): the vision engines, speech to text, TMDB and OMDb, limits.
+#[derive(Debug, Clone)]
+pub struct IdentifyConfig {
+    /// `OPENAI_API_KEY`, `OPENAI_BASE_URL` (default `https://api.openai.com/v1`),
+    /// `OPENAI_MODEL` (default `gpt-4.1-mini`).
+    pub openai: ProviderConfig,
+    /// `OPENAI_TRANSCRIBE_MODEL` (default `gpt-4o-mini-transcribe`): speech to text of clips.
+    pub openai_transcribe_model: String,
+    /// `ANTHROPIC_API_KEY`, `ANTHROPIC_BASE_URL` (default `https://api.anthropic.com`),
+    /// `ANTHROPIC_MODEL` (default `claude-sonnet-4-6`).
+    pub anthropic: ProviderConfig,
+    /// `GEMINI_API_KEY`, `GEMINI_BASE_URL` (default
+    /// `https://generativelanguage.googleapis.com/v1beta`), `GEMINI_MODEL` (default `gemini-2.5-flash`).
+    pub gemini: ProviderConfig,
+    /// `XAI_API_KEY`, `XAI_BASE_URL` (default `https://api.x.ai/v1`), `XAI_MODEL` (default `grok-4.3`).
+    pub xai: ProviderConfig,
+    /// `TMDB_API_KEY` (v3 key, sent as `api_key`) or `TMDB_READ_TOKEN` (sent as Bearer).
+    pub tmdb_api_key: Option<Secret>,
+    pub tmdb_read_token: Option<Secret>,
+    /// `TMDB_BASE_URL` (default `https://api.themoviedb.org/3`).
+    pub tmdb_base_url: Url,
+    /// `TMDB_IMAGE_BASE_URL` (default `https://image.tmdb.org/t/p/`).
+    pub tmdb_image_base_url: Url,
+    /// `OMDB_API_KEY`, `OMDB_BASE_URL` (default `https://www.omdbapi.com/`).
+    pub omdb_api_key: Option<Secret>,
+    pub omdb_base_url: Url,
+    /// `REELFIND_IDENTIFY_TIMEOUT_SECS` (default 120): deadline of one identification;
+    /// doubled for a clip with audio analysis (SPEC section 9).
+    pub timeout_secs: u64,
+    /// `REELFIND_MAX_VIDEO_SECONDS` (default 600): longer clips are refused.
+    pub max_video_seconds: u64,
+    /// `REELFIND_IDENTIFY_PER_MINUTE` (default 10): identifications per minute per user or address.
+    pub per_minute: u32,
+    /// `REELFIND_SECRET_KEY`: signs the guest cookie. Unset: a random key kept in
+    /// `{data_dir}/secret.key` (set it when several nodes serve one site).
+    pub secret_key: Option<Secret>,
+}
+
+impl IdentifyConfig {
+    fn from_env(env: &Env) -> Result<Self, ConfigError> {
+        let provider = |key: &str, base: &'static str, base_default: &str, model: &str, model_default: &str| {
+            Ok::<_, ConfigError>(ProviderConfig {
+                api_key: env.secret(key),
+                base_url: env.url(base, base_default)?,
+                model: env.string(model).unwrap_or_else(|| model_default.to_owned()),
+            })
+        };
+        Ok(Self {
+            openai: provider(
+                "OPENAI_API_KEY",
+                "OPENAI_BASE_URL",
+                "https://api.openai.com/v1",
+                "OPENAI_MODEL",
+                "gpt-4.1-mini",
+            )?,
+            openai_transcribe_model: env
+                .string("OPENAI_TRANSCRIBE_MODEL")
+                .unwrap_or_else(|| "gpt-4o-mini-transcribe".to_owned()),
+            anthropic: provider(
+                "ANTHROPIC_API_KEY",
+                "ANTHROPIC_BASE_URL",
+                "https://api.anthropic.com",
+                "ANTHROPIC_MODEL",
+                "claude-sonnet-4-6",
+            )?,
+            gemini: provider(
+                "GEMINI_API_KEY",
+                "GEMINI_BASE_URL",
+                "https://generativelanguage.googleapis.com/v1beta",
+                "GEMINI_MODEL",
+                "gemini-2.5-flash",
+            )?,
+            xai: provider("XAI_API_KEY", "XAI_BASE_URL", "https://api.x.ai/v1", "XAI_MODEL", "grok-4.3")?,
+            tmdb_api_key: env.secret("TMDB_API_KEY"),
+            tmdb_read_token: env.secret("TMDB_READ_TOKEN"),
+            tmdb_base_url: env.url("TMDB_BASE_URL", "https://api.themoviedb.org/3")?,
+            tmdb_image_base_url: env.url("TMDB_IMAGE_BASE_URL", "https://image.tmdb.org/t/p/")?,
+            omdb_api_key: env.secret("OMDB_API_KEY"),
+            omdb_base_url: env.url("OMDB_BASE_URL", "https://www.omdbapi.com/")?,
+            timeout_secs: env.parse("REELFIND_IDENTIFY_TIMEOUT_SECS", 120u64)?.max(1),
+            max_video_seconds: env.parse("REELFIND_MAX_VIDEO_SECONDS", 600u64)?,
+            per_minute: env.parse("REELFIND_IDENTIFY_PER_MINUTE", 10u32)?.max(1),
+            secret_key: env.secret("REELFIND_SECRET_KEY"),
+        })
+    }
+}
+
 impl Config {
     pub fn from_env(env: &Env) -> Result<Self, ConfigError> {
         let addr: SocketAddr = env.parse("REELFIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 3000)))?;
@@ -205,7 +303,8 @@ impl Config {
         let public_url = env.url("REELFIND_PUBLIC_URL", &default_public)?;
         let assets_dir = env.parse("REELFIND_ASSETS_DIR", PathBuf::from("./assets"))?;
         let accounts = AccountsConfig::from_env(env, &public_url)?;
-        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts })
+        let identify = IdentifyConfig::from_env(env)?;
+        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts, identify })
     }
 
     /// The public origin without a trailing slash, e.g. `https://reelfind.example`.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use sea_orm::DatabaseConnection;
 
 use crate::config::Config;
-use crate::identify::EngineRegistry;
+use crate::identify::{EngineRegistry, IdentifyState};
 use crate::services::settings::{SettingsMap, SettingsStore};
 use crate::views::assets::AssetManifest;
 
@@ -23,6 +23,8 @@ pub struct Inner {
     pub engines: EngineRegistry,
     /// Mailer and login/resend brakes (accounts).
     pub accounts: Arc<crate::auth::Accounts>,
+    /// Identification rate limiter and guest-cookie key.
+    pub identify: IdentifyState,
 }
 
 impl Deref for AppState {
@@ -40,6 +42,7 @@ impl AppState {
             .build()?;
         let assets = AssetManifest::load(&config.assets_dir);
         let accounts = crate::auth::Accounts::new(&config)?;
+        let identify = IdentifyState::new(&config);
         Ok(Self(Arc::new(Inner {
             db,
             config: Arc::new(config),
@@ -48,6 +51,7 @@ impl AppState {
             assets,
             engines: EngineRegistry::default(),
             accounts,
+            identify,
         })))
     }
 

@@ -7,5 +7,8 @@ mod accounts;
 mod accounts_google;
 mod accounts_mail;
 mod api_site;
+mod identify;
+mod identify_history;
+mod identify_support;
 mod pages;
 mod profiles;

@@ -3,12 +3,17 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261122_000001_foundation;
 mod m20261122_100000_accounts;
+mod m20261122_400000_identify;
 
 pub struct Migrator;
 
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261122_000001_foundation::Migration), Box::new(m20261122_100000_accounts::Migration)]
+        vec![
+            Box::new(m20261122_000001_foundation::Migration),
+            Box::new(m20261122_100000_accounts::Migration),
+            Box::new(m20261122_400000_identify::Migration),
+        ]
     }
 }

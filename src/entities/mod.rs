@@ -1,7 +1,11 @@
 //! sea-orm entities in the shape `sea-orm-cli generate entity` writes them.
 //! Behaviour lives in `services/`, not here.
+pub mod analytics_event;
 pub mod blog_post;
 pub mod email_verification_token;
+pub mod guest_usage;
+pub mod identification;
+pub mod metadata_cache;
 pub mod oauth_state;
 pub mod session;
 pub mod setting;

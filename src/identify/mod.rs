@@ -17,9 +17,21 @@
 //! engines (the Library engine) are registered once in [`EngineRegistry`]
 //! (`AppState::engines`).
 pub mod engine;
+pub mod engines;
+pub mod enrich;
+pub mod guard;
+pub mod media;
+pub mod metadata;
+pub mod pipeline;
 pub mod registry;
+pub mod result;
+pub mod select;
+pub mod store;
+pub mod transcribe;
+pub mod upload;
 
 pub use engine::{
     Candidate, Engine, EngineAnswer, EngineError, EngineId, Frame, MediaKind, Mode, Sample, Timestamp, TitleKind,
 };
+pub use guard::IdentifyState;
 pub use registry::{EngineRegistry, EngineSet};

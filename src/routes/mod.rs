@@ -5,6 +5,7 @@ pub mod api;
 pub mod assets;
 pub mod errors;
 pub mod pages;
+pub mod shared;
 
 use axum::Router;
 
@@ -14,6 +15,7 @@ use crate::state::AppState;
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(pages::router())
+        .merge(shared::router())
         .nest("/api", api::router())
         .merge(assets::service(&state.config.assets_dir))
         .route("/healthz", axum::routing::get(health))

@@ -1,6 +1,7 @@
 //! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
 pub mod accounts;
 pub mod google;
+pub mod identify;
 pub mod profiles;
 pub mod site;
 
@@ -14,6 +15,7 @@ pub fn router() -> Router<AppState> {
         .merge(accounts::router())
         .merge(google::router())
         .merge(profiles::router())
+        .merge(identify::router())
         .fallback(api_not_found)
 }
 

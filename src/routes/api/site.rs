@@ -27,6 +27,7 @@ pub struct Availability {
     pub xai: bool,
     pub anthropic: bool,
     pub ensemble: bool,
+    pub library: bool,
 }
 
 #[derive(Serialize, Debug)]
@@ -35,8 +36,23 @@ pub struct ModelsResponse {
     pub recommended: String,
 }
 
-/// Which engines can answer right now. No engine is wired yet, so nothing is available and
-/// the recommendation is `auto`.
-async fn models() -> Json<ModelsResponse> {
-    Json(ModelsResponse { available: Availability::default(), recommended: "auto".into() })
+/// Which engines can answer right now: a key (or index) is present and the admin allows
+/// the engine (`allowed_engines`). Ensemble needs two usable engines. Rebuilt from the
+/// settings on every call, so admin changes show within the settings cache's 5 s.
+async fn models(State(state): State<AppState>) -> AppResult<Json<ModelsResponse>> {
+    use crate::identify::EngineId;
+    let settings = state.settings().await?;
+    let set = crate::identify::pipeline::engine_set(&state, &settings);
+    let up = |id| set.usable(id).is_some();
+    Ok(Json(ModelsResponse {
+        available: Availability {
+            google: up(EngineId::Google),
+            openai: up(EngineId::Openai),
+            xai: up(EngineId::Xai),
+            anthropic: up(EngineId::Anthropic),
+            ensemble: set.ensemble_usable(),
+            library: up(EngineId::Library),
+        },
+        recommended: crate::identify::select::recommended(&set),
+    }))
 }

@@ -1,0 +1,196 @@
+//! The identification result (SPEC section 3): what `POST /api/identify` and
+//! `GET /api/identification/{id}` answer, and what is stored as JSON.
+//!
+//! Field names are camelCase. Optional facts are `null` (or empty lists) when no source
+//! knows them; nothing is invented. `detailsUnavailable` + `notice` say when the catalog
+//! (TMDB) could not be asked, so the result carries only what the engine said.
+use serde::{Deserialize, Serialize};
+
+use super::engine::Timestamp;
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct IdentificationResult {
+    /// Our own identification id (128 random bits, base64url): the share link `/shared/{id}`.
+    pub identification_id: String,
+    /// The external movie-database id (TMDB), when resolved.
+    pub id: Option<i64>,
+    pub tmdb_id: Option<i64>,
+    pub imdb_id: Option<String>,
+    pub title: String,
+    pub original_title: Option<String>,
+    /// `"1999"`, or a range for TV: `"2010-Present"`, `"2008-2013"`.
+    pub year: Option<String>,
+    /// `"movie"` or `"tv"`.
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub season: Option<u32>,
+    pub episode: Option<u32>,
+    pub episode_title: Option<String>,
+    /// e.g. `"2h 19m"`; TV: the usual episode length.
+    pub runtime: Option<String>,
+    pub runtime_minutes: Option<u32>,
+    /// Director(s), or the creators of a TV show.
+    pub director: Option<String>,
+    /// Out of 10 (TMDB vote average, else IMDb rating), one decimal.
+    pub rating: Option<f64>,
+    /// `0..=1`; `confidenceScore` is the same value under the history's name.
+    pub confidence: f64,
+    pub confidence_score: f64,
+    pub genres: Vec<String>,
+    pub description: Option<String>,
+    pub tagline: Option<String>,
+    pub poster_url: Option<String>,
+    pub backdrop_url: Option<String>,
+    pub trailer_url: Option<String>,
+    pub trailers: Vec<Trailer>,
+    pub cast: Vec<CastMember>,
+    pub language: Option<String>,
+    pub country: Option<String>,
+    /// Age rating in the configured region, e.g. `"R"`, `"TV-MA"`.
+    pub classification: Option<String>,
+    pub streaming_platforms: StreamingPlatforms,
+    pub fun_facts: Vec<String>,
+    pub similar_movies: Vec<SimilarTitle>,
+    pub box_office: Option<BoxOffice>,
+    pub awards: Vec<Award>,
+    pub audio_analysis_results: Option<AudioAnalysis>,
+    /// Why the engine(s) chose this title.
+    pub reasons: Vec<String>,
+    /// The engine whose answer won (`openai`, `library`, ...), or `ensemble`.
+    pub engine: String,
+    /// The mode the person asked for (`auto`, `ensemble`, an engine).
+    pub mode: String,
+    /// The model or index that answered, e.g. `gpt-4.1-mini`.
+    pub model: Option<String>,
+    /// Ensemble: what each engine said.
+    pub engine_votes: Vec<EngineVote>,
+    /// Library engine: where in the source video the scene is, and a preview frame.
+    pub timestamp: Option<Timestamp>,
+    pub preview_url: Option<String>,
+    pub media_kind: String,
+    /// Milliseconds spent per step.
+    pub timings: Timings,
+    /// True when the answer was reused from an earlier identification of the same file.
+    pub cached: bool,
+    /// True when catalog details (TMDB) could not be fetched; `notice` says why.
+    pub details_unavailable: bool,
+    pub notice: Option<String>,
+    /// The catalog page, e.g. `https://www.themoviedb.org/movie/603`.
+    pub tmdb_url: Option<String>,
+    /// RFC 3339.
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Trailer {
+    /// YouTube video key.
+    pub key: String,
+    pub name: String,
+    pub embed_url: String,
+    pub url: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CastMember {
+    /// TMDB person id.
+    pub id: Option<i64>,
+    pub name: String,
+    pub character: Option<String>,
+    pub profile_url: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct StreamingPlatforms {
+    pub flatrate: Vec<Platform>,
+    pub rent: Vec<Platform>,
+    pub buy: Vec<Platform>,
+    /// TMDB's "where to watch" page for the region (JustWatch data).
+    pub link: Option<String>,
+    pub region: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Platform {
+    pub name: String,
+    /// TMDB gives no per-provider deep link; this is the region's watch page.
+    pub url: Option<String>,
+    pub logo_url: Option<String>,
+    pub provider_id: Option<i64>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SimilarTitle {
+    pub id: Option<i64>,
+    pub title: String,
+    pub year: Option<String>,
+    pub poster_url: Option<String>,
+    #[serde(rename = "type")]
+    pub media_type: String,
+}
+
+/// Money as display strings, e.g. `"$63,000,000"`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct BoxOffice {
+    pub budget: Option<String>,
+    pub worldwide: Option<String>,
+    pub domestic: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Award {
+    pub name: String,
+    pub year: Option<String>,
+    pub organization: Option<String>,
+    /// `"Won"` or `"Nominated"` (the view colours results containing "won" green).
+    pub result: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AudioAnalysis {
+    /// Audio analysis was asked for.
+    pub requested: bool,
+    /// The clip has a sound track.
+    pub has_audio: bool,
+    /// Whether speech to text ran.
+    pub transcribed: bool,
+    /// What was heard (may be empty: music, silence).
+    pub transcript: Option<String>,
+    /// Which service transcribed, e.g. `openai:gpt-4o-mini-transcribe`.
+    pub engine: Option<String>,
+    /// One sentence for people: what happened with the sound.
+    pub summary: String,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct EngineVote {
+    pub engine: String,
+    pub title: Option<String>,
+    pub year: Option<i32>,
+    pub confidence: Option<f32>,
+    /// Set when the engine failed or timed out.
+    pub error: Option<String>,
+    pub ms: u64,
+    /// Whether this engine agreed with the final answer.
+    pub agreed: bool,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Timings {
+    pub upload_ms: u64,
+    pub media_ms: u64,
+    pub transcribe_ms: u64,
+    pub engines_ms: u64,
+    pub enrich_ms: u64,
+    pub total_ms: u64,
+}

@@ -1,0 +1,242 @@
+//! Stored identifications: the share link, history, the reuse of earlier answers, and
+//! analytics events. Results are stored as JSON with a few columns copied out for lists;
+//! the media is never stored, only the sha256 of its bytes.
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    Set,
+};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::result::IdentificationResult;
+use crate::entities::{analytics_event, identification};
+
+/// A reused answer must be younger than this.
+pub const REUSE_DAYS: i64 = 30;
+
+/// 128 random bits, base64url without padding (22 characters).
+pub fn new_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Plausible id shape, checked before touching the database.
+pub fn valid_id(id: &str) -> bool {
+    (16..=32).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+pub struct NewRow<'a> {
+    pub user_id: Option<i64>,
+    pub content_hash: &'a str,
+    pub mode: &'a str,
+    pub result: &'a IdentificationResult,
+}
+
+pub async fn insert(db: &impl ConnectionTrait, row: NewRow<'_>) -> Result<(), sea_orm::DbErr> {
+    let r = row.result;
+    let created: DateTime<Utc> =
+        DateTime::parse_from_rfc3339(&r.created_at).map(|d| d.with_timezone(&Utc)).unwrap_or_else(|_| Utc::now());
+    identification::ActiveModel {
+        id: Set(r.identification_id.clone()),
+        user_id: Set(row.user_id),
+        title: Set(r.title.chars().take(300).collect()),
+        year: Set(r.year.clone().map(|y| y.chars().take(32).collect())),
+        media_type: Set(r.media_type.clone()),
+        poster_url: Set(r.poster_url.clone().filter(|u| u.len() <= 1000)),
+        confidence: Set(r.confidence),
+        rating: Set(r.rating),
+        engine: Set(r.engine.chars().take(32).collect()),
+        mode: Set(row.mode.to_owned()),
+        content_hash: Set(row.content_hash.to_owned()),
+        result: Set(serde_json::to_string(r).unwrap_or_else(|_| "{}".into())),
+        total_ms: Set(r.timings.total_ms as i64),
+        created_at: Set(created),
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+fn parse(row: &identification::Model) -> Option<IdentificationResult> {
+    serde_json::from_str(&row.result).ok()
+}
+
+pub async fn find(db: &impl ConnectionTrait, id: &str) -> Result<Option<IdentificationResult>, sea_orm::DbErr> {
+    if !valid_id(id) {
+        return Ok(None);
+    }
+    Ok(identification::Entity::find_by_id(id.to_owned()).one(db).await?.as_ref().and_then(parse))
+}
+
+/// An earlier answer for the same bytes and mode, if recent.
+pub async fn find_reusable(
+    db: &impl ConnectionTrait,
+    content_hash: &str,
+    mode: &str,
+) -> Result<Option<IdentificationResult>, sea_orm::DbErr> {
+    let since = Utc::now() - chrono::Duration::days(REUSE_DAYS);
+    let row = identification::Entity::find()
+        .filter(identification::Column::ContentHash.eq(content_hash))
+        .filter(identification::Column::Mode.eq(mode))
+        .filter(identification::Column::CreatedAt.gt(since))
+        .order_by_desc(identification::Column::CreatedAt)
+        .one(db)
+        .await?;
+    Ok(row.as_ref().and_then(parse))
+}
+
+/// One history entry (SPEC section 3 "History item").
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryItem {
+    pub id: String,
+    pub title: String,
+    pub description: Option<String>,
+    pub year: Option<String>,
+    pub rating: Option<f64>,
+    pub poster_url: Option<String>,
+    pub director: Option<String>,
+    /// The leading cast, by billing.
+    pub stars: Vec<String>,
+    pub genres: Vec<String>,
+    pub runtime: Option<String>,
+    pub classification: Option<String>,
+    pub confidence_score: f64,
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub created_at: String,
+    pub streaming_platforms: Value,
+    pub full_result: Value,
+}
+
+fn history_item(row: &identification::Model) -> HistoryItem {
+    let r = parse(row).unwrap_or_default();
+    let mut full = serde_json::to_value(&r).unwrap_or_else(|_| json!({}));
+    if let Value::Object(m) = &mut full {
+        // The names the history view reads from `fullResult` (SPEC section 3).
+        m.insert("poster".into(), json!(r.poster_url));
+        m.insert("streaming_platforms".into(), json!(r.streaming_platforms));
+    }
+    HistoryItem {
+        id: row.id.clone(),
+        title: row.title.clone(),
+        description: r.description.clone(),
+        year: row.year.clone(),
+        rating: row.rating,
+        poster_url: row.poster_url.clone(),
+        director: r.director.clone(),
+        stars: r.cast.iter().take(5).map(|c| c.name.clone()).collect(),
+        genres: r.genres.clone(),
+        runtime: r.runtime.clone(),
+        classification: r.classification.clone(),
+        confidence_score: row.confidence,
+        media_type: row.media_type.clone(),
+        created_at: row.created_at.to_rfc3339(),
+        streaming_platforms: json!(r.streaming_platforms),
+        full_result: full,
+    }
+}
+
+/// A page of the user's history, newest first, and the total.
+pub async fn history(
+    db: &impl ConnectionTrait,
+    user_id: i64,
+    page: u64,
+    limit: u64,
+) -> Result<(Vec<HistoryItem>, u64), sea_orm::DbErr> {
+    let q = identification::Entity::find().filter(identification::Column::UserId.eq(user_id));
+    let total = q.clone().count(db).await?;
+    let rows = q
+        .order_by_desc(identification::Column::CreatedAt)
+        .order_by_desc(identification::Column::Id)
+        .offset((page.max(1) - 1) * limit)
+        .limit(limit)
+        .all(db)
+        .await?;
+    Ok((rows.iter().map(history_item).collect(), total))
+}
+
+pub async fn clear_history(db: &impl ConnectionTrait, user_id: i64) -> Result<u64, sea_orm::DbErr> {
+    Ok(identification::Entity::delete_many()
+        .filter(identification::Column::UserId.eq(user_id))
+        .exec(db)
+        .await?
+        .rows_affected)
+}
+
+/// For the home page: the most confident recent identifications, one per title, no
+/// personal data (no user, no engine votes, no transcript).
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct TopItem {
+    pub id: String,
+    pub title: String,
+    pub year: Option<String>,
+    pub poster_url: Option<String>,
+    pub rating: Option<f64>,
+    pub confidence_score: f64,
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub genres: Vec<String>,
+    pub created_at: String,
+}
+
+pub async fn top_confident(db: &impl ConnectionTrait, n: usize) -> Result<Vec<TopItem>, sea_orm::DbErr> {
+    let since = Utc::now() - chrono::Duration::days(30);
+    let rows = identification::Entity::find()
+        .filter(identification::Column::CreatedAt.gt(since))
+        .order_by_desc(identification::Column::Confidence)
+        .order_by_desc(identification::Column::CreatedAt)
+        .limit(50)
+        .all(db)
+        .await?;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for row in rows {
+        if !seen.insert((row.title.to_lowercase(), row.year.clone())) {
+            continue;
+        }
+        let r = parse(&row).unwrap_or_default();
+        out.push(TopItem {
+            id: row.id.clone(),
+            title: row.title.clone(),
+            year: row.year.clone(),
+            poster_url: row.poster_url.clone(),
+            rating: row.rating,
+            confidence_score: row.confidence,
+            media_type: row.media_type.clone(),
+            genres: r.genres,
+            created_at: row.created_at.to_rfc3339(),
+        });
+        if out.len() == n {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// An analytics event, already bounded by the caller.
+pub struct Event {
+    pub action: String,
+    pub resource_type: Option<String>,
+    pub resource_id: Option<String>,
+    pub metadata: Option<String>,
+    pub user_id: Option<i64>,
+}
+
+pub async fn track(db: &impl ConnectionTrait, e: Event) -> Result<(), sea_orm::DbErr> {
+    analytics_event::ActiveModel {
+        action: Set(e.action),
+        resource_type: Set(e.resource_type),
+        resource_id: Set(e.resource_id),
+        metadata: Set(e.metadata),
+        user_id: Set(e.user_id),
+        created_at: Set(Utc::now()),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! History, top-confident, shared links and analytics.
+use axum::body::Body;
+use axum::http::Request;
+use reelfind::auth::CurrentUser;
+use reelfind::services::users::{self, NewUser};
+use sea_orm::EntityTrait;
+
+use crate::identify_support::*;
+use crate::support::{TestApp, TestResponse};
+
+async fn make_user(app: &TestApp, name: &str) -> CurrentUser {
+    let u = users::create(
+        &app.db,
+        NewUser {
+            username: name,
+            email: &format!("{name}@example.com"),
+            password: Some("secret123"),
+            role: "user",
+            email_verified: true,
+        },
+    )
+    .await
+    .unwrap();
+    CurrentUser { id: u.id, username: u.username, email: u.email, role: u.role }
+}
+
+/// Sends as a signed-in user (the session layer's extension, set directly).
+async fn as_user(app: &TestApp, user: &CurrentUser, mut req: Request<Body>) -> TestResponse {
+    req.extensions_mut().insert(user.clone());
+    app.send(req).await
+}
+
+fn get(path: &str) -> Request<Body> {
+    Request::get(path).body(Body::empty()).unwrap()
+}
+
+async fn app_with_openai(answer_json: serde_json::Value) -> (TestApp, wiremock::MockServer) {
+    let openai = openai_fake(&answer_json).await;
+    let app = TestApp::with_env([
+        ("OPENAI_API_KEY".to_string(), "k".to_string()),
+        ("OPENAI_BASE_URL".into(), format!("{}/v1", openai.uri())),
+    ])
+    .await;
+    (app, openai)
+}
+
+#[tokio::test]
+async fn signed_in_users_are_unlimited_and_get_a_private_history() {
+    let (app, _openai) = app_with_openai(answer("Heat", 1995, "movie", 0.8)).await;
+    let alice = make_user(&app, "alice").await;
+    let bob = make_user(&app, "bob").await;
+    for i in 0..3 {
+        let res = as_user(&app, &alice, Upload::image(jpeg(300 + i, 200), "openai").request()).await;
+        assert_eq!(res.status, 200, "{}", res.text());
+    }
+    let res = as_user(&app, &bob, Upload::image(jpeg(500, 200), "openai").request()).await;
+    assert_eq!(res.status, 200);
+
+    let h = as_user(&app, &alice, get("/api/history?page=1&limit=20")).await;
+    assert_eq!(h.status, 200);
+    let h = h.json();
+    assert_eq!(h["total"], 3);
+    assert_eq!(h["page"], 1);
+    assert_eq!(h["limit"], 20);
+    let item = &h["items"][0];
+    for field in [
+        "id",
+        "title",
+        "description",
+        "year",
+        "rating",
+        "posterUrl",
+        "director",
+        "stars",
+        "genres",
+        "runtime",
+        "classification",
+        "confidenceScore",
+        "createdAt",
+        "streamingPlatforms",
+        "fullResult",
+    ] {
+        assert!(item.get(field).is_some(), "history item lacks {field}: {item}");
+    }
+    assert_eq!(item["title"], "Heat");
+    assert_eq!(item["confidenceScore"], 0.8);
+    assert_eq!(item["fullResult"]["type"], "movie");
+    let page2 = as_user(&app, &alice, get("/api/history?page=2&limit=2")).await.json();
+    assert_eq!(page2["items"].as_array().unwrap().len(), 1);
+
+    // Clearing removes only the caller's rows.
+    let res = as_user(&app, &alice, Request::delete("/api/history").body(Body::empty()).unwrap()).await;
+    assert_eq!(res.status, 200);
+    assert_eq!(as_user(&app, &alice, get("/api/history")).await.json()["total"], 0);
+    assert_eq!(as_user(&app, &bob, get("/api/history")).await.json()["total"], 1);
+
+    // Guests have no history.
+    assert_eq!(app.get("/api/history").await.status, 401);
+    assert_eq!(app.delete("/api/history").await.status, 401);
+    assert_eq!(
+        reelfind::entities::identification::Entity::find().all(&app.db).await.unwrap().len(),
+        1,
+        "alice's rows are gone, bob's stays"
+    );
+}
+
+#[tokio::test]
+async fn top_confident_lists_at_most_three_without_personal_data() {
+    let (app, openai) = app_with_openai(answer("Heat", 1995, "movie", 0.8)).await;
+    let alice = make_user(&app, "alice").await;
+    for i in 0..5u32 {
+        openai.reset().await;
+        let title = format!("Film {i}");
+        wiremock::Mock::given(wiremock::matchers::method("POST"))
+            .respond_with(wiremock::ResponseTemplate::new(200).set_body_json(chat_completion(&answer(
+                &title,
+                2000 + i as i64,
+                "movie",
+                0.5 + f64::from(i) / 10.0,
+            ))))
+            .mount(&openai)
+            .await;
+        let res = as_user(&app, &alice, Upload::image(jpeg(300 + i, 200), "openai").request()).await;
+        assert_eq!(res.status, 200);
+    }
+    let top = app.get("/api/history/top-confident").await;
+    assert_eq!(top.status, 200);
+    let items = top.json();
+    let items = items.as_array().unwrap();
+    assert_eq!(items.len(), 3);
+    assert_eq!(items[0]["title"], "Film 4");
+    assert_eq!(items[2]["title"], "Film 2");
+    let text = top.text();
+    assert!(!text.contains("alice") && !text.contains("engineVotes") && !text.contains("userId"));
+}
+
+#[tokio::test]
+async fn a_shared_link_renders_a_page_with_social_tags() {
+    let openai = openai_fake(&answer("The Matrix", 1999, "movie", 0.82)).await;
+    let tmdb = tmdb_fake().await;
+    let app = TestApp::with_env([
+        ("OPENAI_API_KEY".to_string(), "k".to_string()),
+        ("OPENAI_BASE_URL".into(), format!("{}/v1", openai.uri())),
+        ("TMDB_API_KEY".into(), "v3key".into()),
+        ("TMDB_BASE_URL".into(), format!("{}/3", tmdb.uri())),
+    ])
+    .await;
+    let r = upload(&app, Upload::image(jpeg(400, 300), "openai")).await.json();
+    // v3 keys travel as the api_key query parameter.
+    let sent = tmdb.received_requests().await.unwrap();
+    assert!(sent.iter().all(|q| q.url.query_pairs().any(|(k, v)| k == "api_key" && v == "v3key")));
+    let id = r["identificationId"].as_str().unwrap();
+    let page = app.get(&format!("/shared/{id}")).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.select_text("h1").unwrap(), "The Matrix (1999)");
+    assert_eq!(
+        page.select_attr("meta[property='og:image']", "content").unwrap(),
+        "https://image.tmdb.org/t/p/w500/f89U3ADr1oiB1s9GkdPOEpXUk5H.jpg"
+    );
+    assert!(page.select_attr("meta[property='og:title']", "content").unwrap().contains("The Matrix (1999)"));
+    assert!(page.select_attr("meta[property='og:description']", "content").unwrap().contains("computer hacker"));
+    assert_eq!(page.select_attr("meta[name='twitter:card']", "content").unwrap(), "summary_large_image");
+    assert_eq!(page.select_attr("meta[property='og:type']", "content").unwrap(), "video.movie");
+    assert_eq!(page.select_attr(".shared-actions a.btn-primary", "href").unwrap(), format!("/?id={id}"));
+    let gone = app.get("/shared/AAAAAAAAAAAAAAAAAAAAAA").await;
+    assert_eq!(gone.status, 404);
+    assert!(gone.select_text("h1").unwrap().contains("404"));
+}
+
+#[tokio::test]
+async fn analytics_events_are_stored_bounded() {
+    let app = TestApp::new().await;
+    let res = app
+        .post_json(
+            "/api/analytics/track",
+            &serde_json::json!({"action": "click_streaming_link", "resourceType": "identification", "resourceId": "abc",
+                "metadata": {"title": "Heat", "platform": "netflix", "url": "/", "timestamp": "2026-11-22T10:00:00Z"}}),
+        )
+        .await;
+    assert_eq!(res.status, 204);
+    let rows = reelfind::entities::analytics_event::Entity::find().all(&app.db).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].action, "click_streaming_link");
+    assert_eq!(rows[0].resource_id.as_deref(), Some("abc"));
+    assert!(rows[0].metadata.as_deref().unwrap().contains("netflix"));
+    let bad = app.post_json("/api/analytics/track", &serde_json::json!({"action": "<script>"})).await;
+    assert_eq!(bad.status, 400);
+    let huge = app
+        .post_json(
+            "/api/analytics/track",
+            &serde_json::json!({"action": "page_view", "metadata": {"x": "y".repeat(5000)}}),
+        )
+        .await;
+    assert_eq!(huge.status, 204);
+    let rows = reelfind::entities::analytics_event::Entity::find().all(&app.db).await.unwrap();
+    assert!(rows[1].metadata.is_none(), "oversized metadata is dropped");
+    let too_big = app
+        .post_json(
+            "/api/analytics/track",
+            &serde_json::json!({"action": "page_view", "metadata": {"x": "y".repeat(20000)}}),
+        )
+        .await;
+    assert_eq!(too_big.status, 413);
+}
