@@ -56,6 +56,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     let addr = config.addr;
     let state = AppState::new(db, config)?;
     let app = build_router(state.clone());
+    crate::library::demo::spawn_if_empty(state.library.clone(), &state.config.library);
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (REELFIND_ADDR): {e}"))?;

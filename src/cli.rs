@@ -1,4 +1,4 @@
-//! Command-line interface: `serve` (default), `migrate`, `user create`.
+//! Command-line interface: `serve` (default), `migrate`, `user create`, `library ...`.
 use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
@@ -22,6 +22,9 @@ pub enum Command {
     /// Manage user accounts.
     #[command(subcommand)]
     User(UserCommand),
+    /// Manage the offline scene library (index your own video files).
+    #[command(subcommand)]
+    Library(crate::library::cli::LibraryCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -47,6 +50,7 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             println!("database is up to date");
             Ok(())
         }
+        Command::Library(cmd) => crate::library::cli::run(cmd, config).await,
         Command::User(UserCommand::Create { username, email, admin }) => {
             let password = read_password()?;
             let db = crate::db::connect(config.database_url.expose()).await?;

@@ -115,6 +115,7 @@ pub struct Config {
     pub accounts: AccountsConfig,
     /// Identification: engines, metadata providers, limits.
     pub identify: IdentifyConfig,
+    pub library: LibraryConfig,
 }
 
 /// Accounts: outgoing mail, Google sign-in, and how client addresses are read.
@@ -275,6 +276,18 @@ impl IdentifyConfig {
     }
 }
 
+/// The Library engine (offline scene index).
+#[derive(Debug, Clone)]
+pub struct LibraryConfig {
+    /// `REELFIND_LIBRARY_DIR`: the index folder (default `<data dir>/library`).
+    pub dir: PathBuf,
+    /// `REELFIND_LIBRARY_DEMO`: index the bundled demo clip at start when the library is empty
+    /// (default true).
+    pub demo: bool,
+    /// `REELFIND_LIBRARY_DEMO_FILE`: the demo clip (default `<assets dir>/demo/big-buck-bunny.mp4`).
+    pub demo_file: PathBuf,
+}
+
 impl Config {
     pub fn from_env(env: &Env) -> Result<Self, ConfigError> {
         let addr: SocketAddr = env.parse("REELFIND_ADDR", SocketAddr::from(([127, 0, 0, 1], 3000)))?;
@@ -301,10 +314,15 @@ impl Config {
             addr.port()
         );
         let public_url = env.url("REELFIND_PUBLIC_URL", &default_public)?;
-        let assets_dir = env.parse("REELFIND_ASSETS_DIR", PathBuf::from("./assets"))?;
+        let assets_dir: PathBuf = env.parse("REELFIND_ASSETS_DIR", PathBuf::from("./assets"))?;
         let accounts = AccountsConfig::from_env(env, &public_url)?;
         let identify = IdentifyConfig::from_env(env)?;
-        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts, identify })
+        let library = LibraryConfig {
+            dir: env.parse("REELFIND_LIBRARY_DIR", data_dir.join("library"))?,
+            demo: env.flag("REELFIND_LIBRARY_DEMO", true)?,
+            demo_file: env.parse("REELFIND_LIBRARY_DEMO_FILE", assets_dir.join("demo").join("big-buck-bunny.mp4"))?,
+        };
+        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts, identify, library })
     }
 
     /// The public origin without a trailing slash, e.g. `https://reelfind.example`.

@@ -9,6 +9,7 @@ pub mod db;
 pub mod entities;
 pub mod error;
 pub mod identify;
+pub mod library;
 pub mod routes;
 pub mod services;
 pub mod state;

@@ -25,6 +25,8 @@ pub struct Inner {
     pub accounts: Arc<crate::auth::Accounts>,
     /// Identification rate limiter and guest-cookie key.
     pub identify: IdentifyState,
+    /// The offline scene index (Library engine).
+    pub library: Arc<crate::library::LibraryIndex>,
 }
 
 impl Deref for AppState {
@@ -43,6 +45,7 @@ impl AppState {
         let assets = AssetManifest::load(&config.assets_dir);
         let accounts = crate::auth::Accounts::new(&config)?;
         let identify = IdentifyState::new(&config);
+        let library = Arc::new(crate::library::LibraryIndex::open(&config.library.dir)?);
         Ok(Self(Arc::new(Inner {
             db,
             config: Arc::new(config),
@@ -52,6 +55,7 @@ impl AppState {
             engines: EngineRegistry::default(),
             accounts,
             identify,
+            library,
         })))
     }
 

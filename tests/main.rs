@@ -10,5 +10,6 @@ mod api_site;
 mod identify;
 mod identify_history;
 mod identify_support;
+mod library;
 mod pages;
 mod profiles;

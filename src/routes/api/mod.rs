@@ -2,6 +2,7 @@
 pub mod accounts;
 pub mod google;
 pub mod identify;
+pub mod library;
 pub mod profiles;
 pub mod site;
 
@@ -16,6 +17,7 @@ pub fn router() -> Router<AppState> {
         .merge(google::router())
         .merge(profiles::router())
         .merge(identify::router())
+        .merge(library::router())
         .fallback(api_not_found)
 }
 

@@ -1,0 +1,52 @@
+//! First run: with an empty library, the bundled demo clip (Big Buck Bunny, Blender
+//! Foundation, CC BY 3.0) is indexed in the background so identification works with no key.
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{AddOutcome, LibraryIndex, Progress};
+use crate::config::LibraryConfig;
+
+/// Logs progress instead of drawing a bar.
+struct LogProgress {
+    seconds: f64,
+    logged: f64,
+}
+
+impl Progress for LogProgress {
+    fn advance(&mut self, seconds: f64) {
+        self.seconds += seconds;
+        if self.seconds - self.logged >= 60.0 {
+            self.logged = self.seconds;
+            tracing::info!("library: indexed {:.0} s of video", self.seconds);
+        }
+    }
+    fn outcome(&mut self, path: &Path, outcome: &AddOutcome) {
+        match outcome {
+            AddOutcome::Failed(e) => tracing::warn!("library: could not index {}: {e}", path.display()),
+            other => tracing::info!("library: {} {other:?}", path.display()),
+        }
+    }
+}
+
+/// Starts indexing the demo clip on a blocking thread when the library is empty; returns at once.
+pub fn spawn_if_empty(index: Arc<LibraryIndex>, config: &LibraryConfig) -> Option<tokio::task::JoinHandle<()>> {
+    if !config.demo || !index.is_empty() {
+        return None;
+    }
+    let file = config.demo_file.clone();
+    if !file.is_file() {
+        tracing::info!("library: empty, and no demo clip at {} (REELFIND_LIBRARY_DEMO_FILE)", file.display());
+        return None;
+    }
+    tracing::info!("library: empty; indexing the demo clip {} in the background", file.display());
+    Some(tokio::task::spawn_blocking(move || {
+        let mut progress = LogProgress { seconds: 0.0, logged: 0.0 };
+        let report = index.add_paths(std::slice::from_ref(&file), &mut progress);
+        tracing::info!(
+            "library: demo ready ({} added, {} failed) in {:.1} s",
+            report.added,
+            report.failed.len(),
+            report.wall_seconds
+        );
+    }))
+}

@@ -1,0 +1,126 @@
+//! Decoding with ffmpeg: probe a file, stream small grayscale frames at a fixed rate, cut a
+//! preview picture, and read the soundtrack as mono samples.
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, bail};
+
+/// Frames are sampled at this rate, so any moment is within 1/8 s of a sampled frame.
+pub const SAMPLE_FPS: u32 = 4;
+/// Decoded frames are squeezed to this square; borders are found and hashes cut from it.
+pub const FRAME_SIDE: usize = 128;
+
+/// What ffprobe says about a file.
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub duration: f64,
+    pub width: u32,
+    pub height: u32,
+    pub has_audio: bool,
+}
+
+pub fn probe(path: &Path) -> anyhow::Result<Probe> {
+    let out = Command::new("ffprobe")
+        .args(["-v", "error", "-print_format", "json", "-show_format", "-show_streams"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run ffprobe (is ffmpeg installed?)")?;
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        bail!("not a readable video: {}", first_line(&msg));
+    }
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).context("ffprobe printed no JSON")?;
+    let streams = json["streams"].as_array().cloned().unwrap_or_default();
+    let video = streams
+        .iter()
+        .find(|s| s["codec_type"] == "video" && s["disposition"]["attached_pic"] != 1)
+        .context("the file has no video stream")?;
+    let num = |v: &serde_json::Value| v.as_str().and_then(|s| s.parse::<f64>().ok()).or_else(|| v.as_f64());
+    let duration = num(&json["format"]["duration"]).or_else(|| num(&video["duration"])).unwrap_or(0.0);
+    if duration.is_nan() || duration <= 0.0 {
+        bail!("the video has no duration");
+    }
+    Ok(Probe {
+        duration,
+        width: video["width"].as_u64().unwrap_or(0) as u32,
+        height: video["height"].as_u64().unwrap_or(0) as u32,
+        has_audio: streams.iter().any(|s| s["codec_type"] == "audio"),
+    })
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").chars().take(200).collect()
+}
+
+/// Streams every sampled frame (`FRAME_SIDE`² gray bytes) with its time in seconds to `each`.
+/// Returns how many frames were decoded and ffmpeg's complaints, if it reported any.
+pub fn decode_frames(path: &Path, mut each: impl FnMut(f64, &[u8])) -> anyhow::Result<(u32, String)> {
+    let filter = format!("fps={SAMPLE_FPS},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
+    let mut child = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-threads", "0", "-i"])
+        .arg(path)
+        .args(["-an", "-sn", "-dn", "-vf", &filter, "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run ffmpeg (is it installed?)")?;
+    let mut stderr = child.stderr.take().context("no stderr")?;
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut stdout = child.stdout.take().context("no stdout")?;
+    let mut buf = vec![0u8; FRAME_SIDE * FRAME_SIDE];
+    let mut n = 0u32;
+    loop {
+        match stdout.read_exact(&mut buf) {
+            Ok(()) => {
+                each(n as f64 / SAMPLE_FPS as f64, &buf);
+                n += 1;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let status = child.wait()?;
+    let complaints = err_reader.join().unwrap_or_default();
+    if !status.success() {
+        bail!("ffmpeg could not decode the video: {}", first_line(&complaints));
+    }
+    Ok((n, complaints))
+}
+
+/// One JPEG picture of the source at `at` seconds, `width` pixels wide.
+pub fn cut_preview(path: &Path, at: f64, width: u32) -> anyhow::Result<Vec<u8>> {
+    let out = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-ss", &format!("{at:.3}"), "-i"])
+        .arg(path)
+        .args(["-frames:v", "1", "-an", "-vf", &format!("scale={width}:-2"), "-f", "image2pipe", "-c:v", "mjpeg"])
+        .args(["-q:v", "5", "pipe:1"])
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run ffmpeg")?;
+    if !out.status.success() || out.stdout.is_empty() {
+        bail!("could not cut a preview: {}", first_line(&String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(out.stdout)
+}
+
+/// The soundtrack as mono 16-bit samples at `rate` Hz (empty when there is no audio).
+pub fn decode_audio(path: &Path, rate: u32) -> anyhow::Result<Vec<i16>> {
+    let out = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(path)
+        .args(["-vn", "-sn", "-ac", "1", "-ar", &rate.to_string(), "-f", "s16le", "pipe:1"])
+        .stdin(Stdio::null())
+        .output()
+        .context("cannot run ffmpeg")?;
+    if !out.status.success() {
+        bail!("could not decode the soundtrack: {}", first_line(&String::from_utf8_lossy(&out.stderr)));
+    }
+    Ok(out.stdout.chunks_exact(2).map(|c| i16::from_le_bytes([c[0], c[1]])).collect())
+}

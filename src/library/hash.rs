@@ -1,0 +1,307 @@
+//! Frame fingerprints: a 256-bit DCT hash in the manner of PDQ, written from the published
+//! description (luminance, area-downsample to 64x64, 2D DCT, the 16x16 lowest non-DC
+//! coefficients, median threshold, gradient-based quality), plus flat-border removal.
+//!
+//! Why this shape: dropping the DC term and thresholding at the median makes the hash blind
+//! to brightness and contrast shifts; the low frequencies survive JPEG, rescaling and subtitle
+//! text; and a horizontal mirror only flips the sign of odd horizontal frequencies, so the
+//! mirrored query costs one extra threshold, not a second decode.
+
+/// 256 bits as four words, compared with `popcount(a ^ b)`.
+pub type Hash = [u64; 4];
+
+/// Side of the square luminance buffer the DCT runs on.
+const N: usize = 64;
+/// Number of DCT frequencies kept per axis (DC skipped).
+const K: usize = 16;
+
+/// Hamming distance of two hashes (0..=256).
+#[inline]
+pub fn hamming(a: &Hash, b: &Hash) -> u32 {
+    (a[0] ^ b[0]).count_ones() + (a[1] ^ b[1]).count_ones() + (a[2] ^ b[2]).count_ones() + (a[3] ^ b[3]).count_ones()
+}
+
+/// A grayscale picture borrowed from a decoder or an image.
+#[derive(Clone, Copy)]
+pub struct GrayView<'a> {
+    pub width: usize,
+    pub height: usize,
+    pub pixels: &'a [u8],
+}
+
+/// A rectangle `[x0, x1) x [y0, y1)` in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rect {
+    pub x0: usize,
+    pub y0: usize,
+    pub x1: usize,
+    pub y1: usize,
+}
+
+impl Rect {
+    pub fn width(&self) -> usize {
+        self.x1 - self.x0
+    }
+    pub fn height(&self) -> usize {
+        self.y1 - self.y0
+    }
+    /// The centred sub-rectangle holding `scale` of each side.
+    pub fn centre(&self, scale: f32) -> Rect {
+        let (w, h) = (self.width() as f32, self.height() as f32);
+        let (cw, ch) = ((w * scale).round() as usize, (h * scale).round() as usize);
+        let x0 = self.x0 + (self.width() - cw) / 2;
+        let y0 = self.y0 + (self.height() - ch) / 2;
+        Rect { x0, y0, x1: x0 + cw, y1: y0 + ch }
+    }
+}
+
+/// The hash of one picture with its mirror twin and a quality score.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameHash {
+    pub hash: Hash,
+    /// The hash the horizontally mirrored picture would have.
+    pub mirror: Hash,
+    /// 0..=100; below [`MIN_QUALITY`] the picture is too flat to say anything.
+    pub quality: u8,
+}
+
+/// Pictures with less texture than this are not hashed reliably (black frames, fades).
+pub const MIN_QUALITY: u8 = 25;
+
+/// Detects letterbox, pillarbox and other flat borders: from each edge inwards, a line
+/// belongs to the border while nearly all its pixels stay close to the edge's own colour.
+/// At most 35% of a side is removed, so a dark scene is never eaten whole.
+pub fn active_area(img: GrayView<'_>) -> Rect {
+    let (w, h) = (img.width, img.height);
+    let full = Rect { x0: 0, y0: 0, x1: w, y1: h };
+    if w < 8 || h < 8 {
+        return full;
+    }
+    let px = |x: usize, y: usize| img.pixels[y * w + x] as i32;
+    let flat = |vals: &mut dyn Iterator<Item = i32>, reference: i32, len: usize| {
+        let close = vals.filter(|v| (v - reference).abs() <= 12).count();
+        close * 100 >= len * 96
+    };
+    let median_of = |mut v: Vec<i32>| {
+        let mid = v.len() / 2;
+        *v.select_nth_unstable(mid).1
+    };
+    let top_ref = median_of((0..w).map(|x| px(x, 0)).collect());
+    let bottom_ref = median_of((0..w).map(|x| px(x, h - 1)).collect());
+    let max_rows = h * 35 / 100;
+    let mut y0 = 0;
+    while y0 < max_rows && flat(&mut (0..w).map(|x| px(x, y0)), top_ref, w) {
+        y0 += 1;
+    }
+    let mut y1 = h;
+    while h - y1 < max_rows && flat(&mut (0..w).map(|x| px(x, y1 - 1)), bottom_ref, w) {
+        y1 -= 1;
+    }
+    if y1 <= y0 + 8 {
+        return full;
+    }
+    let rows = y1 - y0;
+    let left_ref = median_of((y0..y1).map(|y| px(0, y)).collect());
+    let right_ref = median_of((y0..y1).map(|y| px(w - 1, y)).collect());
+    let max_cols = w * 35 / 100;
+    let mut x0 = 0;
+    while x0 < max_cols && flat(&mut (y0..y1).map(|y| px(x0, y)), left_ref, rows) {
+        x0 += 1;
+    }
+    let mut x1 = w;
+    while w - x1 < max_cols && flat(&mut (y0..y1).map(|y| px(x1 - 1, y)), right_ref, rows) {
+        x1 -= 1;
+    }
+    if x1 <= x0 + 8 {
+        return full;
+    }
+    Rect { x0, y0, x1, y1 }
+}
+
+/// Per output cell, the source pixels it covers and their overlap weights (area averaging).
+fn area_weights(src_start: usize, src_len: usize, out: usize) -> Vec<Vec<(usize, f32)>> {
+    let scale = src_len as f32 / out as f32;
+    (0..out)
+        .map(|i| {
+            let a = i as f32 * scale;
+            let b = (i + 1) as f32 * scale;
+            let mut cell = Vec::with_capacity(scale.ceil() as usize + 1);
+            let mut s = a.floor() as usize;
+            while (s as f32) < b && s < src_len {
+                let lo = a.max(s as f32);
+                let hi = b.min(s as f32 + 1.0);
+                if hi > lo {
+                    cell.push((src_start + s, (hi - lo) / scale));
+                }
+                s += 1;
+            }
+            cell
+        })
+        .collect()
+}
+
+/// Area-averages `rect` of the picture into a 64x64 float buffer.
+pub fn downsample(img: GrayView<'_>, rect: Rect) -> Vec<f32> {
+    let wx = area_weights(rect.x0, rect.width(), N);
+    let wy = area_weights(rect.y0, rect.height(), N);
+    // Horizontal pass over the rows the rectangle spans.
+    let mut rows = vec![0f32; rect.height() * N];
+    for (ry, y) in (rect.y0..rect.y1).enumerate() {
+        let line = &img.pixels[y * img.width..(y + 1) * img.width];
+        for (i, cell) in wx.iter().enumerate() {
+            rows[ry * N + i] = cell.iter().map(|&(x, w)| line[x] as f32 * w).sum();
+        }
+    }
+    let mut out = vec![0f32; N * N];
+    for (j, cell) in wy.iter().enumerate() {
+        for &(y, w) in cell {
+            let ry = y - rect.y0;
+            for i in 0..N {
+                out[j * N + i] += rows[ry * N + i] * w;
+            }
+        }
+    }
+    out
+}
+
+/// The 16x64 DCT-II basis without the DC row.
+fn dct_matrix() -> &'static [f32; K * N] {
+    static M: std::sync::OnceLock<[f32; K * N]> = std::sync::OnceLock::new();
+    M.get_or_init(|| {
+        let mut m = [0f32; K * N];
+        let norm = (2.0 / N as f64).sqrt();
+        for k in 0..K {
+            for j in 0..N {
+                let angle = std::f64::consts::PI * (k + 1) as f64 * (2 * j + 1) as f64 / (2 * N) as f64;
+                m[k * N + j] = (norm * angle.cos()) as f32;
+            }
+        }
+        m
+    })
+}
+
+/// `D * A * D^T`: 16x16 coefficients, row = vertical frequency, column = horizontal.
+fn dct16(buf: &[f32]) -> [f32; K * K] {
+    let d = dct_matrix();
+    // T = A * D^T (64 x 16)
+    let mut t = [0f32; N * K];
+    for r in 0..N {
+        let row = &buf[r * N..(r + 1) * N];
+        for k in 0..K {
+            let basis = &d[k * N..(k + 1) * N];
+            t[r * K + k] = row.iter().zip(basis).map(|(a, b)| a * b).sum();
+        }
+    }
+    let mut out = [0f32; K * K];
+    for k1 in 0..K {
+        let basis = &d[k1 * N..(k1 + 1) * N];
+        for k2 in 0..K {
+            out[k1 * K + k2] = (0..N).map(|r| basis[r] * t[r * K + k2]).sum();
+        }
+    }
+    out
+}
+
+fn threshold(coeffs: &[f32; K * K]) -> Hash {
+    let mut sorted = *coeffs;
+    let median = *sorted.select_nth_unstable_by(K * K / 2 - 1, |a, b| a.total_cmp(b)).1;
+    let mut hash = [0u64; 4];
+    for (i, c) in coeffs.iter().enumerate() {
+        if *c > median {
+            hash[i / 64] |= 1 << (i % 64);
+        }
+    }
+    hash
+}
+
+/// Texture of the 64x64 buffer as 0..=100 (sum of neighbour differences, as in PDQ).
+fn quality(buf: &[f32]) -> u8 {
+    let mut sum = 0f32;
+    for y in 0..N {
+        for x in 0..N {
+            let v = buf[y * N + x];
+            if x + 1 < N {
+                sum += (v - buf[y * N + x + 1]).abs();
+            }
+            if y + 1 < N {
+                sum += (v - buf[(y + 1) * N + x]).abs();
+            }
+        }
+    }
+    let q = sum / 255.0 * 100.0 / 90.0;
+    q.clamp(0.0, 100.0) as u8
+}
+
+/// Hashes `rect` of the picture.
+pub fn hash_rect(img: GrayView<'_>, rect: Rect) -> FrameHash {
+    let buf = downsample(img, rect);
+    let coeffs = dct16(&buf);
+    let mut mirrored = coeffs;
+    // Mirroring x -> 63 - x multiplies horizontal frequency f by (-1)^f; f = column + 1.
+    for k1 in 0..K {
+        for k2 in (0..K).step_by(2) {
+            mirrored[k1 * K + k2] = -mirrored[k1 * K + k2];
+        }
+    }
+    FrameHash { hash: threshold(&coeffs), mirror: threshold(&mirrored), quality: quality(&buf) }
+}
+
+/// Removes flat borders, then hashes the active picture.
+pub fn hash_frame(img: GrayView<'_>) -> FrameHash {
+    hash_rect(img, active_area(img))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A textured picture: a sum of a dozen plane waves (every DCT coefficient gets energy).
+    fn pattern(w: usize, h: usize) -> Vec<u8> {
+        let waves: Vec<(f32, f32, f32)> =
+            (1..=12).map(|k| (0.7 * k as f32 % 5.3 + 0.2, 1.3 * k as f32 % 4.1 - 2.0, k as f32)).collect();
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32 / w as f32, (i / w) as f32 / h as f32);
+                let v: f32 = waves.iter().map(|(fx, fy, p)| (6.3 * (fx * x + fy * y) + p).sin()).sum();
+                (128.0 + 25.0 * v).clamp(0.0, 255.0) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn mirror_hash_equals_hash_of_mirrored_picture() {
+        let (w, h) = (128, 96);
+        let px = pattern(w, h);
+        let flipped: Vec<u8> = (0..w * h).map(|i| px[(i / w) * w + (w - 1 - i % w)]).collect();
+        let a = hash_frame(GrayView { width: w, height: h, pixels: &px });
+        let b = hash_frame(GrayView { width: w, height: h, pixels: &flipped });
+        assert!(hamming(&a.mirror, &b.hash) <= 2, "{}", hamming(&a.mirror, &b.hash));
+        assert!(hamming(&a.hash, &b.hash) > 40);
+    }
+
+    #[test]
+    fn letterbox_is_removed_before_hashing() {
+        let (w, h) = (128, 72);
+        let px = pattern(w, h);
+        let mut boxed = vec![0u8; w * 96];
+        boxed[12 * w..(12 + h) * w].copy_from_slice(&px);
+        let area = active_area(GrayView { width: w, height: 96, pixels: &boxed });
+        assert_eq!(area, Rect { x0: 0, y0: 12, x1: w, y1: 84 });
+        let a = hash_frame(GrayView { width: w, height: h, pixels: &px });
+        let b = hash_frame(GrayView { width: w, height: 96, pixels: &boxed });
+        assert!(hamming(&a.hash, &b.hash) <= 4);
+    }
+
+    #[test]
+    fn brightness_shift_keeps_the_hash_and_flat_pictures_have_no_quality() {
+        let (w, h) = (96, 96);
+        let px = pattern(w, h);
+        let brighter: Vec<u8> = px.iter().map(|&v| ((v as f32) * 0.8 + 30.0) as u8).collect();
+        let a = hash_frame(GrayView { width: w, height: h, pixels: &px });
+        let b = hash_frame(GrayView { width: w, height: h, pixels: &brighter });
+        assert!(hamming(&a.hash, &b.hash) <= 8, "{}", hamming(&a.hash, &b.hash));
+        assert!(a.quality >= MIN_QUALITY);
+        let flat = vec![40u8; w * h];
+        assert!(hash_frame(GrayView { width: w, height: h, pixels: &flat }).quality < MIN_QUALITY);
+    }
+}

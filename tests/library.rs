@@ -1,0 +1,186 @@
+//! The Library engine end to end: real ffmpeg decoding of the bundled demo clip, search by a
+//! still and by a clip, the signed preview link, idempotent re-adding, damaged files.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use reelfind::library::{AddOutcome, LibraryIndex, Quiet};
+
+use crate::support::TestApp;
+
+fn demo_clip() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/big-buck-bunny.mp4")
+}
+
+fn ffmpeg(args: &[&str]) {
+    let out = Command::new("ffmpeg").args(["-nostdin", "-v", "error", "-y"]).args(args).output().expect("ffmpeg runs");
+    assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A copy of the demo clip with its `.nfo` in a folder of the test's own.
+fn library_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(demo_clip(), dir.path().join("big-buck-bunny.mp4")).unwrap();
+    std::fs::copy(demo_clip().with_extension("nfo"), dir.path().join("big-buck-bunny.nfo")).unwrap();
+    dir
+}
+
+fn still_at(video: &Path, at: f64, out: &Path) -> image::DynamicImage {
+    ffmpeg(&[
+        "-ss",
+        &format!("{at}"),
+        "-i",
+        video.to_str().unwrap(),
+        "-frames:v",
+        "1",
+        "-q:v",
+        "3",
+        out.to_str().unwrap(),
+    ]);
+    image::open(out).unwrap()
+}
+
+fn index_of(app: &TestApp) -> &LibraryIndex {
+    &app.state.library
+}
+
+#[tokio::test]
+async fn a_frame_is_found_with_its_title_second_and_a_preview_that_works() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let report = index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 2.6, &folder.path().join("q.jpg"));
+    let answer = index_of(&app).search_image(&still);
+    let m = answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason));
+    assert_eq!((m.title.as_str(), m.year, m.media_type), ("Big Buck Bunny", Some(2008), "movie"));
+    assert!((m.at - 2.6).abs() <= 0.5, "at {}", m.at);
+    assert!(m.from <= m.at && m.at <= m.to);
+    assert!(m.similarity >= 0.5 && m.similarity <= 1.0, "{}", m.similarity);
+    assert_eq!(m.file, "big-buck-bunny.mp4");
+
+    // The mirrored picture is the same moment.
+    let mirrored = index_of(&app).search_image(&still.fliph()).best.expect("mirrored still matches");
+    assert!(mirrored.mirrored && (mirrored.at - 2.6).abs() <= 0.5, "{mirrored:?}");
+
+    let res = app.get(&m.preview_url).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.header("content-type").as_deref(), Some("image/jpeg"));
+    assert_eq!(&res.body[..2], &[0xFF, 0xD8]);
+    let preview = image::load_from_memory(&res.body).unwrap();
+    assert_eq!(preview.width(), 480);
+
+    // A token that was tampered with (another video id) is refused.
+    let token = m.preview_url.rsplit('/').next().unwrap();
+    let (_, sig) = token.split_once('.').unwrap();
+    use base64::Engine as _;
+    let forged = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("1.0.99999999999");
+    let res = app.get(&format!("/api/library/preview/{forged}.{sig}")).await;
+    assert_eq!(res.status, 404);
+    assert_eq!(res.json()["error"], "This preview link is not valid.");
+}
+
+#[tokio::test]
+async fn an_unrelated_picture_is_no_match() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let out = folder.path().join("other.png");
+    ffmpeg(&["-f", "lavfi", "-i", "mandelbrot=size=640x360", "-frames:v", "1", out.to_str().unwrap()]);
+    let answer = index_of(&app).search_image(&image::open(&out).unwrap());
+    assert!(answer.best.is_none(), "{:?}", answer.best);
+    assert_eq!(answer.reason.as_deref(), Some("No match in the library."));
+
+    let black = image::DynamicImage::new_rgb8(640, 360);
+    let answer = index_of(&app).search_image(&black);
+    assert!(answer.best.is_none());
+    assert!(answer.reason.unwrap().contains("too dark or too flat"));
+}
+
+#[tokio::test]
+async fn a_clip_is_found_by_temporal_voting() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let clip = folder.path().join("clip.mkv");
+    let src = folder.path().join("big-buck-bunny.mp4");
+    ffmpeg(&[
+        "-ss",
+        "1.5",
+        "-i",
+        src.to_str().unwrap(),
+        "-t",
+        "3",
+        "-vf",
+        "scale=640:-2",
+        "-an",
+        clip.to_str().unwrap(),
+    ]);
+    let answer = index_of(&app).search_clip(&clip).unwrap();
+    let m = answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason));
+    assert_eq!((m.title.as_str(), m.tier), ("Big Buck Bunny", "clip"));
+    assert!((m.from - 1.5).abs() <= 0.5, "from {}", m.from);
+    assert!((m.to - 4.5).abs() <= 0.6, "to {}", m.to);
+}
+
+#[tokio::test]
+async fn adding_again_is_a_no_op_and_a_changed_file_is_reindexed() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let before = lib.list();
+    let again = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((again.added, again.reindexed, again.unchanged), (0, 0, 1));
+    assert_eq!(lib.list(), before);
+
+    // Same content, new modification time: still unchanged (the partial hash agrees).
+    let file = folder.path().join("big-buck-bunny.mp4");
+    let f = std::fs::File::options().write(true).open(&file).unwrap();
+    f.set_modified(std::time::SystemTime::now() + std::time::Duration::from_secs(5)).unwrap();
+    assert_eq!(lib.add_video(&file, None, &mut Quiet).unwrap(), AddOutcome::Unchanged);
+
+    // Different content under the same name: re-indexed, old segment replaced.
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=25",
+        "-t",
+        "4",
+        "-pix_fmt",
+        "yuv420p",
+        file.to_str().unwrap(),
+    ]);
+    let out = lib.add_video(&file, None, &mut Quiet).unwrap();
+    assert!(matches!(out, AddOutcome::Reindexed { .. }), "{out:?}");
+    assert_eq!(lib.list().len(), 1);
+    assert!((lib.list()[0].duration - 4.0).abs() < 0.2);
+}
+
+#[tokio::test]
+async fn a_truncated_video_is_reported_and_the_run_goes_on() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let bytes = std::fs::read(demo_clip()).unwrap();
+    std::fs::write(folder.path().join("broken.mp4"), &bytes[..bytes.len() / 3]).unwrap();
+    std::fs::write(folder.path().join("notes.txt"), "not a video").unwrap();
+    let report = index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!(report.added, 1, "{report:?}");
+    assert_eq!(report.failed.len(), 1, "{report:?}");
+    assert!(report.failed[0].0.ends_with("broken.mp4"));
+    let titles: Vec<String> = index_of(&app).list().into_iter().map(|v| v.meta.title).collect();
+    assert_eq!(titles, ["Big Buck Bunny"]);
+}
+
+#[tokio::test]
+async fn removing_a_video_forgets_it() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let removed = lib.remove("big-buck-bunny.mp4").unwrap();
+    assert_eq!(removed.len(), 1);
+    assert!(lib.list().is_empty());
+    assert_eq!(lib.frame_count(), 0);
+}
