@@ -15,4 +15,7 @@ export type IslandLoader = () => Promise<IslandModule>;
 
 export const islands: Record<string, IslandLoader> = {
   Demo: () => import("./Demo"),
+  History: () => import("./History"),
+  RecentIdentifications: () => import("./RecentIdentifications"),
+  Uploader: () => import("./Uploader"),
 };

@@ -1,0 +1,63 @@
+// Test media and fake providers for the identification browser tests.
+import { createServer } from "node:http";
+import zlib from "node:zlib";
+
+function chunk(type, data) {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "ascii"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(body) >>> 0);
+  return Buffer.concat([len, body, crc]);
+}
+
+/** A real PNG: a width x height picture with a colour gradient (so it is not blank). */
+export function makePng(width = 320, height = 180, seed = 0) {
+  const raw = Buffer.alloc((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * (width * 3 + 1);
+    raw[row] = 0;
+    for (let x = 0; x < width; x++) {
+      const i = row + 1 + x * 3;
+      raw[i] = (x * 255) / width + seed;
+      raw[i + 1] = (y * 255) / height;
+      raw[i + 2] = ((x + y + seed * 7) * 3) & 255;
+    }
+  }
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(width, 0);
+  ihdr.writeUInt32BE(height, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk("IHDR", ihdr),
+    chunk("IDAT", zlib.deflateSync(raw)),
+    chunk("IEND", Buffer.alloc(0)),
+  ]);
+}
+
+/** Starts a small HTTP server on 127.0.0.1; `handler(req, body, res)` answers. */
+export async function fakeServer(handler) {
+  const requests = [];
+  const server = createServer((req, res) => {
+    const parts = [];
+    req.on("data", (d) => parts.push(d));
+    req.on("end", () => {
+      const body = Buffer.concat(parts);
+      requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+      Promise.resolve(handler(req, body, res)).catch((e) => {
+        res.statusCode = 500;
+        res.end(String(e));
+      });
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const { port } = server.address();
+  return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+export function json(res, status, body) {
+  res.writeHead(status, { "content-type": "application/json" });
+  res.end(JSON.stringify(body));
+}

@@ -1,0 +1,122 @@
+/**
+ * What a failed identification says (SPEC section 8 "Identify") and which error view it
+ * gets (titles and advice in lib/errors.ts, by the text classification of SPEC section 5).
+ */
+import { ApiError } from "../lib/api";
+import { classifyError, UPLOAD_ERROR_VIEW, type ErrorKind } from "../lib/errors";
+
+export const MSG = {
+  tooLarge: (maxMb: number) => `File too large. Maximum size: ${maxMb}MB.`,
+  invalidFormat:
+    "Invalid file format. Please upload an image (JPEG, PNG, GIF) or video (MP4, MOV, AVI, WebM) file.",
+  timedOut: "Upload timed out. Please try a smaller file or check your connection.",
+  clientTimeout: (secs: number) => `The identification timed out after ${secs} seconds.`,
+  tooMany: "Too many requests. Please wait a moment before trying again.",
+  unavailable: "Server temporarily unavailable. Please try again in a few minutes.",
+  generic: "Failed to identify the scene. Please try again.",
+  network: "Network error. Please check your connection and try again.",
+} as const;
+
+/** The hint appended to a message, by error kind. */
+export const HINTS: Record<ErrorKind, string> = {
+  timeout: "Tip: shorter clips and smaller images are analysed faster.",
+  format: "Tip: screenshots saved as JPEG or PNG work best.",
+  size: "Tip: compress the file or trim the clip.",
+  network: "Tip: check that you are online, then try again.",
+  other: "Tip: a clear frame with faces or a famous scene works best.",
+};
+
+export interface IdentifyFailure {
+  /** What the person reads (message plus hint). */
+  message: string;
+  kind: ErrorKind;
+  title: string;
+  advice: string[];
+  /** The raw error for "Technical details (for support)". */
+  raw: string;
+  /** A guest who used the free identification (403 requiresAuth). */
+  requiresAuth: boolean;
+}
+
+/** Client-side timeout (the XHR's own deadline passed). */
+export class IdentifyTimeoutError extends Error {
+  constructor(readonly seconds: number) {
+    super(MSG.clientTimeout(seconds));
+    this.name = "IdentifyTimeoutError";
+  }
+}
+
+/** A network failure (no answer at all). */
+export class IdentifyNetworkError extends Error {
+  constructor() {
+    super("Network request failed");
+    this.name = "IdentifyNetworkError";
+  }
+}
+
+function serverMessage(error: ApiError): string | null {
+  const body = error.json<{ message?: unknown; error?: unknown }>();
+  if (body) {
+    if (typeof body.message === "string" && body.message.trim()) return body.message.trim();
+    if (typeof body.error === "string" && body.error.trim()) return body.error.trim();
+    return null;
+  }
+  const text = error.body.trim();
+  return text && text.length < 300 && !text.startsWith("<") ? text : null;
+}
+
+/** The SPEC message for an identify error (without the hint). */
+export function identifyMessage(error: unknown, maxMb = 25): { message: string; requiresAuth: boolean } {
+  if (error instanceof ApiError) {
+    const s = error.status;
+    const body = error.json<{ requiresAuth?: unknown }>();
+    if (s === 403 && body?.requiresAuth === true) {
+      return { message: serverMessage(error) ?? "Please sign in to continue identifying.", requiresAuth: true };
+    }
+    if (s === 413) return { message: MSG.tooLarge(maxMb), requiresAuth: false };
+    if (s === 422) return { message: MSG.invalidFormat, requiresAuth: false };
+    if (s === 408 || s === 504) return { message: MSG.timedOut, requiresAuth: false };
+    if (s === 429) return { message: MSG.tooMany, requiresAuth: false };
+    if (s >= 500) {
+      // 503 without an engine names the variable the operator must set: worth showing.
+      const own = s === 503 ? serverMessage(error) : null;
+      return { message: own ? `${MSG.unavailable} ${own}` : MSG.unavailable, requiresAuth: false };
+    }
+    return { message: serverMessage(error) ?? MSG.generic, requiresAuth: false };
+  }
+  if (error instanceof IdentifyTimeoutError) return { message: `${MSG.timedOut} (${error.message})`, requiresAuth: false };
+  if (error instanceof DOMException && (error.name === "TimeoutError" || error.name === "AbortError")) {
+    return { message: MSG.timedOut, requiresAuth: false };
+  }
+  if (error instanceof IdentifyNetworkError || error instanceof TypeError) return { message: MSG.network, requiresAuth: false };
+  if (error instanceof Error && error.message) return { message: error.message, requiresAuth: false };
+  return { message: MSG.generic, requiresAuth: false };
+}
+
+function rawOf(error: unknown): string {
+  if (error instanceof ApiError) return error.message;
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return String(error);
+}
+
+/** Everything the error view needs for a failed identification (or shared-link load). */
+export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
+  const { message, requiresAuth } = identifyMessage(error, maxMb);
+  const kind = classifyError(message);
+  const view = UPLOAD_ERROR_VIEW[kind];
+  return {
+    message: `${message} ${HINTS[kind]}`,
+    kind,
+    title: view.title,
+    advice: view.advice,
+    raw: rawOf(error),
+    requiresAuth,
+  };
+}
+
+/** A failure described by a plain message (client validation, shared links). */
+export function failureFromMessage(message: string, raw = message): IdentifyFailure {
+  const kind = classifyError(message);
+  const view = UPLOAD_ERROR_VIEW[kind];
+  return { message, kind, title: view.title, advice: view.advice, raw, requiresAuth: false };
+}

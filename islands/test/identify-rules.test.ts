@@ -1,0 +1,228 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../src/lib/api";
+import { availabilityKey, defaultEngine, engineOptions, stillAvailable } from "../src/identify/engines";
+import { describeFailure, IdentifyNetworkError, IdentifyTimeoutError, MSG } from "../src/identify/errors";
+import {
+  awardTone,
+  confidenceOf,
+  formatClock,
+  genreList,
+  hasMoreDetails,
+  matchPercent,
+  parseRating,
+  platformInfo,
+  platformKey,
+  ratingStars,
+  trailerKey,
+  unwrapResult,
+} from "../src/identify/result";
+import {
+  acceptAttribute,
+  expectedTime,
+  extensionOf,
+  isVideoFile,
+  MSG_FALLBACK_TOO_LARGE,
+  MSG_NOT_MEDIA,
+  rulesFromSettings,
+  timeoutMs,
+  validateFile,
+} from "../src/identify/validate";
+
+const MB = 1024 * 1024;
+const file = (name: string, type: string, size: number) => ({ name, type, size });
+
+describe("upload validation (SPEC section 5)", () => {
+  const rules = rulesFromSettings({ max_file_size: "10", allowed_file_types: "jpg,jpeg,png,webp,mp4,mov" });
+
+  it("reads the rules from the settings, with defaults for missing values", () => {
+    expect(rules).toEqual({ maxMb: 10, allowed: ["jpg", "jpeg", "png", "webp", "mp4", "mov"] });
+    expect(rulesFromSettings({})).toEqual({ maxMb: 10, allowed: ["jpg", "jpeg", "png", "webp", "mp4", "mov"] });
+    expect(rulesFromSettings({ max_file_size: "50", allowed_file_types: " .PNG , gif" })).toEqual({ maxMb: 50, allowed: ["png", "gif"] });
+    expect(rulesFromSettings(undefined)).toBeNull();
+  });
+
+  it("settings loaded: size above max_file_size", () => {
+    expect(validateFile(file("a.png", "image/png", 10 * MB + 1), rules)).toBe("File too large. Maximum allowed size is 10MB.");
+    expect(validateFile(file("a.png", "image/png", 10 * MB), rules)).toBeNull();
+  });
+
+  it("settings loaded: extension not in allowed_file_types", () => {
+    expect(validateFile(file("clip.avi", "video/x-msvideo", 1000), rules)).toBe(
+      'File type "avi" not supported. Please upload one of these formats: jpg, jpeg, png, webp, mp4, mov.',
+    );
+    expect(validateFile(file("Shot.JPG", "image/jpeg", 1000), rules)).toBeNull();
+    expect(validateFile(file("noext", "image/jpeg", 1000), rules)).toMatch(/^File type "noext" not supported/);
+  });
+
+  it("settings not loaded: image or video, at most 25MB", () => {
+    expect(validateFile(file("notes.txt", "text/plain", 10), null)).toBe(MSG_NOT_MEDIA);
+    expect(MSG_NOT_MEDIA).toBe("Please upload an image or video file");
+    expect(validateFile(file("a.mov", "video/quicktime", 25 * MB + 1), null)).toBe(MSG_FALLBACK_TOO_LARGE);
+    expect(MSG_FALLBACK_TOO_LARGE).toBe(
+      "File size too large (over 25MB). Try compressing your file or choose a smaller image/video.",
+    );
+    expect(validateFile(file("a.gif", "image/gif", 25 * MB), null)).toBeNull();
+  });
+
+  it("knows video files, extensions, accept lists, timeouts and expected times", () => {
+    expect(isVideoFile(file("a.mp4", "video/mp4", 1))).toBe(true);
+    expect(isVideoFile(file("a.mkv", "", 1))).toBe(true);
+    expect(isVideoFile(file("a.png", "image/png", 1))).toBe(false);
+    expect(extensionOf("archive.tar.gz")).toBe("gz");
+    expect(extensionOf(".hidden")).toBe("");
+    expect(acceptAttribute(rules)).toBe(".jpg,.jpeg,.png,.webp,.mp4,.mov");
+    expect(acceptAttribute(null)).toBe("image/*,video/*");
+    expect(timeoutMs(false, true)).toBe(120_000);
+    expect(timeoutMs(true, false)).toBe(120_000);
+    expect(timeoutMs(true, true)).toBe(240_000);
+    expect(expectedTime(false, false)).toBe("30-60s");
+    expect(expectedTime(true, false)).toBe("1-2 min");
+    expect(expectedTime(true, true)).toBe("2-4 min");
+  });
+});
+
+describe("identify errors: messages and error view (SPEC section 8)", () => {
+  const api = (status: number, body: unknown, statusText = "") =>
+    new ApiError(status, statusText, typeof body === "string" ? body : JSON.stringify(body));
+
+  it.each([
+    [api(413, { error: "payload_too_large", message: "File too large. Maximum allowed size is 10MB." }), "File Too Large", MSG.tooLarge(10)],
+    [api(422, { message: "The file is not a picture or a video we can read." }), "File Format Issue", MSG.invalidFormat],
+    [api(408, ""), "Upload Timed Out", MSG.timedOut],
+    [api(504, "<html>gateway</html>"), "Upload Timed Out", MSG.timedOut],
+    [api(429, { message: "slow down" }), "Identification Failed", MSG.tooMany],
+    [api(500, "boom"), "Identification Failed", MSG.unavailable],
+    [new IdentifyTimeoutError(120), "Upload Timed Out", `${MSG.timedOut} (The identification timed out after 120 seconds.)`],
+    [new IdentifyNetworkError(), "Connection Issue", MSG.network],
+    [api(400, { message: "Unknown AI engine \"x\"." }), "Identification Failed", 'Unknown AI engine "x".'],
+    [api(400, ""), "Identification Failed", MSG.generic],
+  ])("%s -> %s", (error, title, message) => {
+    const f = describeFailure(error, 10);
+    expect(f.title).toBe(title);
+    expect(f.message.startsWith(message)).toBe(true);
+    expect(f.message.length).toBeGreaterThan(message.length); // the hint suffix
+    expect(f.requiresAuth).toBe(false);
+    expect(f.advice.length).toBeGreaterThan(0);
+  });
+
+  it("keeps the raw error for the technical details", () => {
+    const f = describeFailure(api(422, { error: "unsupported_media", message: "bad" }));
+    expect(f.raw).toBe('422: {"error":"unsupported_media","message":"bad"}');
+  });
+
+  it("a 503 without engines names what the operator must set", () => {
+    const f = describeFailure(api(503, { message: "No identification engine is configured. Set OPENAI_API_KEY." }));
+    expect(f.message).toContain(MSG.unavailable);
+    expect(f.message).toContain("OPENAI_API_KEY");
+  });
+
+  it("a 403 with requiresAuth is the guest limit, not an error view", () => {
+    expect(describeFailure(api(403, { requiresAuth: true, message: "Sign in" })).requiresAuth).toBe(true);
+    expect(describeFailure(api(403, { message: "Forbidden" })).requiresAuth).toBe(false);
+  });
+
+  it("an abort by the deadline reads as a timeout", () => {
+    expect(describeFailure(new DOMException("x", "TimeoutError")).title).toBe("Upload Timed Out");
+  });
+});
+
+describe("result rules (SPEC section 3, Result view, section 9)", () => {
+  it("parses ratings: numbers, '7.5/10', junk", () => {
+    expect(parseRating(8.2)).toBe(8.2);
+    expect(parseRating("7.5/10")).toBe(7.5);
+    expect(parseRating(" 6 / 10")).toBe(6);
+    expect(parseRating("N/A")).toBeNull();
+    expect(parseRating("")).toBeNull();
+    expect(parseRating(null)).toBeNull();
+    expect(parseRating(Number.NaN)).toBeNull();
+  });
+
+  it("gives stars out of 5 with halves", () => {
+    expect(ratingStars(10)).toMatchObject({ full: 5, half: false, empty: 0 });
+    expect(ratingStars("7.5/10")).toMatchObject({ full: 3, half: true, empty: 1, value: 3.75 });
+    expect(ratingStars(7)).toMatchObject({ full: 3, half: true, empty: 1 });
+    expect(ratingStars(6.9)).toMatchObject({ full: 3, half: false, empty: 2 });
+    expect(ratingStars(8.2)).toMatchObject({ full: 4, half: false, empty: 1 });
+    expect(ratingStars(9)).toMatchObject({ full: 4, half: true, empty: 0 });
+    expect(ratingStars(0)).toMatchObject({ full: 0, half: false, empty: 5 });
+    expect(ratingStars(12)).toMatchObject({ full: 5, half: false, empty: 0 });
+    expect(ratingStars("unknown")).toBeNull();
+  });
+
+  it("match percentage is round(confidence * 100), default confidence 0.7", () => {
+    expect(matchPercent({ confidence: 0.934 })).toBe(93);
+    expect(matchPercent({ confidence: 0.935 })).toBe(94);
+    expect(matchPercent({ confidenceScore: 0.5 })).toBe(50);
+    expect(matchPercent({ confidence: null, confidenceScore: null })).toBe(70);
+    expect(matchPercent({})).toBe(70);
+    expect(confidenceOf({ confidence: 0, confidenceScore: 0.9 })).toBe(0);
+  });
+
+  it("award colours: won or winner is green, anything else blue", () => {
+    expect(awardTone("Won")).toBe("won");
+    expect(awardTone("Winner")).toBe("won");
+    expect(awardTone("winner of 3")).toBe("won");
+    expect(awardTone("Nominated")).toBe("nominated");
+    expect(awardTone("Wonderful")).toBe("nominated");
+    expect(awardTone(undefined)).toBe("nominated");
+  });
+
+  it("genres from an array or a comma string", () => {
+    expect(genreList(["Drama", " Crime "])).toEqual(["Drama", "Crime"]);
+    expect(genreList("Action, Sci-Fi,,")).toEqual(["Action", "Sci-Fi"]);
+    expect(genreList(null)).toEqual([]);
+  });
+
+  it("knows the platform keys, names and colours", () => {
+    expect(platformKey("Netflix")).toBe("netflix");
+    expect(platformKey("Amazon Prime Video")).toBe("amazon_prime");
+    expect(platformKey("Disney Plus")).toBe("disney_plus");
+    expect(platformKey("Apple TV+")).toBe("apple_tv");
+    expect(platformKey("YouTube Premium")).toBe("youtube");
+    expect(platformKey("Mubi")).toBeNull();
+    expect(platformInfo("Netflix")).toMatchObject({ key: "netflix", color: "#E50914", letter: "N" });
+    expect(platformInfo("Mubi")).toMatchObject({ key: "other", name: "Mubi", letter: "M" });
+  });
+
+  it("finds the trailer key and unwraps {success, data}", () => {
+    expect(trailerKey({ trailers: [{ key: "abc123" }] })).toBe("abc123");
+    expect(trailerKey({ trailerUrl: "https://www.youtube.com/watch?v=vKQi3bBA1y8" })).toBe("vKQi3bBA1y8");
+    expect(trailerKey({ trailerUrl: "https://youtu.be/vKQi3bBA1y8" })).toBe("vKQi3bBA1y8");
+    expect(trailerKey({})).toBeNull();
+    expect(unwrapResult({ success: true, data: { title: "Heat" } }).title).toBe("Heat");
+    expect(unwrapResult({ title: "Heat", data: {} }).title).toBe("Heat");
+    expect(formatClock(5025)).toBe("1:23:45");
+    expect(formatClock(65)).toBe("1:05");
+    expect(hasMoreDetails({ boxOffice: { budget: null } })).toBe(false);
+    expect(hasMoreDetails({ awards: [{ name: "x" }] })).toBe(true);
+  });
+});
+
+describe("engine choice (SPEC section 4)", () => {
+  const models = { available: { google: true, openai: true, xai: false, anthropic: false, ensemble: true }, recommended: "google" };
+
+  it("admin primary model first, then the user's default, then recommended", () => {
+    expect(defaultEngine(models, "openai", "google")).toBe("openai");
+    expect(defaultEngine(models, "xai", "openai")).toBe("openai");
+    expect(defaultEngine(models, "auto", "ensemble")).toBe("ensemble");
+    expect(defaultEngine(models, "auto", "auto")).toBe("google");
+    expect(defaultEngine(models, null, "anthropic")).toBe("google");
+    expect(defaultEngine({ available: {}, recommended: "auto" }, "openai", "google")).toBe("auto");
+  });
+
+  it("lists Auto and the engines with settings' names, marking unavailable ones", () => {
+    const opts = engineOptions(models, { openai_name: "GPT Vision", openai_desc: "Sees well", auto_desc: "Best pick" });
+    expect(opts.map((o) => o.id)).toEqual(["auto", "google", "openai", "xai", "anthropic", "ensemble"]);
+    expect(opts[0]).toMatchObject({ description: "Best pick", available: true });
+    expect(opts.find((o) => o.id === "openai")).toMatchObject({ name: "GPT Vision", description: "Sees well", available: true });
+    expect(opts.find((o) => o.id === "xai")?.available).toBe(false);
+    expect(engineOptions({ ...models, available: { ...models.available, library: true } }, {}).some((o) => o.id === "library")).toBe(true);
+  });
+
+  it("notices availability changes", () => {
+    expect(availabilityKey(models)).toBe("ensemble,google,openai");
+    expect(stillAvailable("xai", models)).toBe(false);
+    expect(stillAvailable("auto", models)).toBe(true);
+    expect(stillAvailable("auto", { available: {}, recommended: "auto" })).toBe(false);
+  });
+});
