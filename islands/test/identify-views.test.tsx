@@ -16,7 +16,7 @@ function wrap(ui: ReactNode) {
 
 /** A fetch that answers by path; unknown paths 404. */
 function routeFetch(routes: Record<string, () => Response>) {
-  const fn = vi.fn(async (input: RequestInfo | URL) => {
+  const fn = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) => {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     const path = new URL(url, "http://localhost").pathname;
     const make = routes[path];
@@ -147,7 +147,7 @@ describe("ResultView", () => {
     fireEvent.click(within(panel).getByRole("link", { name: /Netflix/ }));
     await waitFor(() => expect(fetchMock).toHaveBeenCalled());
     const call = fetchMock.mock.calls.find(([u]) => String(u).includes("/api/analytics/track"))!;
-    const body = JSON.parse(String((call[1] as RequestInit).body));
+    const body = JSON.parse(String(call[1]?.body));
     expect(body).toMatchObject({ action: "click_streaming_link", resourceType: "identification", resourceId: "id-1" });
     expect(body.metadata).toMatchObject({ title: "The Matrix", platform: "Netflix" });
   });
