@@ -46,13 +46,15 @@ impl AppState {
         let accounts = crate::auth::Accounts::new(&config)?;
         let identify = IdentifyState::new(&config);
         let library = Arc::new(crate::library::LibraryIndex::open(&config.library.dir)?);
+        let engines = EngineRegistry::default();
+        engines.register(Arc::new(crate::library::engine::LibraryEngine::new(library.clone())));
         Ok(Self(Arc::new(Inner {
             db,
             config: Arc::new(config),
             http,
             settings: SettingsStore::default(),
             assets,
-            engines: EngineRegistry::default(),
+            engines,
             accounts,
             identify,
             library,

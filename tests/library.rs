@@ -184,3 +184,69 @@ async fn removing_a_video_forgets_it() {
     assert!(lib.list().is_empty());
     assert_eq!(lib.frame_count(), 0);
 }
+
+fn jpeg_bytes(img: &image::DynamicImage) -> Vec<u8> {
+    let mut out = std::io::Cursor::new(Vec::new());
+    img.to_rgb8().write_to(&mut out, image::ImageFormat::Jpeg).unwrap();
+    out.into_inner()
+}
+
+#[tokio::test]
+async fn identify_with_mode_library_answers_title_second_and_preview() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let models = app.get("/api/models").await.json();
+    assert_eq!(models["available"]["library"], true, "{models}");
+
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 2.6, &folder.path().join("q.jpg"));
+    let res =
+        crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(&still), "library"))
+            .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let r = res.json();
+    assert_eq!(r["title"], "Big Buck Bunny");
+    assert_eq!(r["engine"], "library");
+    let at = r["timestamp"]["at"].as_f64().unwrap();
+    assert!((at - 2.6).abs() <= 0.5, "{}", r["timestamp"]);
+    let preview = r["previewUrl"].as_str().unwrap();
+    assert!(preview.starts_with("/api/library/preview/"), "{preview}");
+    assert_eq!(app.get(preview).await.status, 200);
+}
+
+#[tokio::test]
+async fn identify_with_mode_library_says_no_match_for_an_unrelated_picture() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let out = folder.path().join("other.png");
+    ffmpeg(&["-f", "lavfi", "-i", "mandelbrot=size=640x360", "-frames:v", "1", out.to_str().unwrap()]);
+    let img = image::open(&out).unwrap();
+    let res =
+        crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(&img), "library"))
+            .await;
+    assert_eq!(res.status, 404, "a non-match is never presented as an identification: {}", res.text());
+    assert_eq!(res.json()["noMatch"], true);
+}
+
+#[tokio::test]
+async fn auto_answers_from_a_confident_library_match_without_paying_a_cloud_engine() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+    let cloud = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500)).expect(0).mount(&cloud).await;
+    let app = TestApp::with_env([
+        ("OPENAI_API_KEY", "sk-test".to_string()),
+        ("OPENAI_BASE_URL", format!("{}/v1", cloud.uri())),
+    ])
+    .await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q.jpg"));
+    let res =
+        crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(&still), "auto")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let r = res.json();
+    assert_eq!((r["title"].as_str(), r["engine"].as_str()), (Some("Big Buck Bunny"), Some("library")));
+    cloud.verify().await;
+}

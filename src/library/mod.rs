@@ -12,6 +12,7 @@
 //! async callers wrap it in `spawn_blocking`.
 pub mod cli;
 pub mod demo;
+pub mod engine;
 pub mod frames;
 pub mod hash;
 pub mod meta;

@@ -9,8 +9,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// How long a preview link works.
-pub const PREVIEW_TTL: Duration = Duration::from_secs(60 * 60);
+/// How long a preview link works (a day: stored results are reopened from history).
+pub const PREVIEW_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum PreviewError {
