@@ -202,3 +202,19 @@ async fn analytics_events_are_stored_bounded() {
         .await;
     assert_eq!(too_big.status, 413);
 }
+
+#[tokio::test]
+async fn a_real_session_identifies_without_the_guest_limit_and_finds_its_history() {
+    let (app, _openai) = app_with_openai(answer("Heat", 1995, "movie", 0.8)).await;
+    let reg = crate::accounts::register(&app, "carol", "secret123").await;
+    assert!(reg.status.is_success(), "{}", reg.text());
+    for i in 0..2 {
+        let res = upload(&app, Upload::image(jpeg(310 + i, 200), "openai")).await;
+        assert_eq!(res.status, 200, "{}", res.text());
+    }
+    assert!(app.cookie("rf_guest").is_none(), "signed-in users get no guest cookie");
+    let h = app.get("/api/history").await.json();
+    assert_eq!(h["total"], 2);
+    assert_eq!(app.delete("/api/history").await.status, 200);
+    assert_eq!(app.get("/api/history").await.json()["total"], 0);
+}

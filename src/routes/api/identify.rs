@@ -1,8 +1,8 @@
 //! The identification API: `POST /api/identify`, `GET /api/identification/{id}`, history,
 //! and analytics events (SPEC section 7).
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 
-use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts, Multipart, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, FromRef, FromRequestParts, Multipart, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::auth::MaybeUser;
+use crate::auth::{MaybeUser, RequireUser};
 use crate::entities::user;
 use crate::error::{AppError, AppResult};
 use crate::identify::engine::Mode;
@@ -36,13 +36,19 @@ pub fn router() -> Router<AppState> {
         .route("/analytics/track", post(track).layer(DefaultBodyLimit::max(16 * 1024)))
 }
 
-/// The client's address from the connection (`into_make_service_with_connect_info`).
+/// The client's address: the socket peer, or behind a trusted proxy the last
+/// `X-Forwarded-For` entry (`REELFIND_TRUST_PROXY`, see `auth::client_addr`).
 pub struct ClientAddr(pub Option<IpAddr>);
 
-impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+impl<S> FromRequestParts<S> for ClientAddr
+where
+    S: Send + Sync,
+    AppState: FromRef<S>,
+{
     type Rejection = std::convert::Infallible;
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self(parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip())))
+    async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, Self::Rejection> {
+        let state = AppState::from_ref(s);
+        Ok(Self(crate::auth::client_addr(&state.config, &parts.extensions, &parts.headers).parse().ok()))
     }
 }
 
@@ -154,17 +160,12 @@ pub struct HistoryPage {
     limit: u64,
 }
 
-fn sign_in_required() -> AppError {
-    AppError::Unauthorized("Please sign in to view your history.".into())
-}
-
 /// `GET /api/history?page=&limit=20`: the caller's identifications, newest first.
 async fn history(
     State(state): State<AppState>,
-    MaybeUser(user): MaybeUser,
+    RequireUser(user): RequireUser,
     Query(q): Query<PageQuery>,
 ) -> AppResult<Json<HistoryPage>> {
-    let user = user.ok_or_else(sign_in_required)?;
     let page = q.page.unwrap_or(1).max(1);
     let limit = q.limit.unwrap_or(20).clamp(1, 100);
     let (items, total) = store::history(&state.db, user.id, page, limit).await?;
@@ -172,8 +173,7 @@ async fn history(
 }
 
 /// `DELETE /api/history`: deletes the caller's identifications (their share links too).
-async fn clear_history(State(state): State<AppState>, MaybeUser(user): MaybeUser) -> AppResult<Json<Value>> {
-    let user = user.ok_or_else(sign_in_required)?;
+async fn clear_history(State(state): State<AppState>, RequireUser(user): RequireUser) -> AppResult<Json<Value>> {
     let deleted = store::clear_history(&state.db, user.id).await?;
     Ok(Json(serde_json::json!({"success": true, "deleted": deleted})))
 }
