@@ -6,6 +6,8 @@ mod support;
 mod accounts;
 mod accounts_google;
 mod accounts_mail;
+mod accounts_pages;
+mod admin;
 mod api_site;
 mod identify;
 mod identify_history;

@@ -1,6 +1,8 @@
 //! Every route of the site, starting point for anyone looking for a handler.
 //!
 //! Pages (server-rendered HTML) live in one module per resource; JSON lives under `api/`.
+pub mod accounts;
+pub mod admin;
 pub mod api;
 pub mod assets;
 pub mod errors;
@@ -16,6 +18,8 @@ pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(pages::router())
         .merge(shared::router())
+        .merge(accounts::router())
+        .merge(admin::router())
         .nest("/api", api::router())
         .merge(assets::service(&state.config.assets_dir))
         .route("/healthz", axum::routing::get(health))

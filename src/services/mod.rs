@@ -1,4 +1,5 @@
 //! Business rules. Services take a database connection and know nothing of HTTP.
+pub mod admin;
 pub mod google;
 pub mod mail;
 pub mod profiles;

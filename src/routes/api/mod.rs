@@ -1,5 +1,6 @@
 //! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
 pub mod accounts;
+pub mod admin;
 pub mod google;
 pub mod identify;
 pub mod library;
@@ -14,6 +15,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(site::router())
         .merge(accounts::router())
+        .merge(admin::router())
         .merge(google::router())
         .merge(profiles::router())
         .merge(identify::router())

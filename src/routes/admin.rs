@@ -1,0 +1,286 @@
+//! Admin pages. `/admin` is the admin sign-in, open to anyone; the others redirect anyone
+//! who is not an administrator to `/admin` (checked here on the server, SPEC section 6).
+//! The dashboard is server HTML with plain forms, so it works without JavaScript.
+use std::collections::BTreeMap;
+
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{FromRequestParts, Query, State};
+use axum::http::request::Parts;
+use axum::http::{Request, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use tower::ServiceExt;
+
+use crate::auth::CurrentUser;
+use crate::error::AppResult;
+use crate::routes::accounts::error_message;
+use crate::services::admin::{self, ENGINES, Integrity, UpdateError, UserList};
+use crate::services::profiles::AI_MODELS;
+use crate::services::settings::{SettingsExt, SettingsMap};
+use crate::state::AppState;
+use crate::views::PageCtx;
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/admin", get(login_page))
+        .route("/admin/dashboard", get(dashboard))
+        .route("/admin/seo", get(seo))
+        .route("/admin/settings", post(save_settings))
+        .route("/admin/data-integrity", get(data_integrity))
+        .route("/admin/data-integrity/purge", post(purge))
+}
+
+/// A signed-in administrator; anyone else is sent to `/admin`.
+pub struct AdminPage(pub CurrentUser);
+
+impl<S: Send + Sync> FromRequestParts<S> for AdminPage {
+    type Rejection = Redirect;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        match parts.extensions.get::<CurrentUser>() {
+            Some(u) if u.is_admin() => Ok(Self(u.clone())),
+            _ => Err(Redirect::to("/admin")),
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct Flash {
+    error: String,
+    saved: String,
+    purged: Option<u64>,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "admin/login.html")]
+pub struct AdminLoginPage {
+    ctx: PageCtx,
+    error: Option<(&'static str, &'static str)>,
+}
+
+async fn login_page(ctx: PageCtx, Query(f): Query<Flash>) -> Response {
+    if ctx.user.as_ref().is_some_and(CurrentUser::is_admin) {
+        return Redirect::to("/admin/dashboard").into_response();
+    }
+    let ctx = ctx.titled("Admin Login", "Sign in to the administration dashboard.").noindex();
+    AdminLoginPage { ctx, error: error_message(&f.error) }.into_response()
+}
+
+/// One field of the settings form.
+pub struct Field {
+    pub key: &'static str,
+    pub label: &'static str,
+    pub kind: &'static str,
+    pub value: String,
+}
+
+/// One public page as search engines see it.
+pub struct SeoRow {
+    pub path: String,
+    pub status: u16,
+    pub title: String,
+    pub description: String,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "admin/dashboard.html")]
+pub struct DashboardPage {
+    ctx: PageCtx,
+    tab: &'static str,
+    fields: Vec<Field>,
+    engines: Vec<(&'static str, bool)>,
+    models: Vec<(&'static str, bool)>,
+    require_verification: bool,
+    smtp: bool,
+    users: UserList,
+    seo: Vec<SeoRow>,
+    notice: Option<String>,
+    error: Option<String>,
+}
+
+const TEXT_FIELDS: &[(&str, &str, &str)] = &[
+    ("max_file_size", "Maximum file size (MB)", "number"),
+    ("allowed_file_types", "Allowed file types (comma-separated)", "text"),
+    ("site_name", "Site name", "text"),
+    ("site_description", "Site description", "textarea"),
+    ("site_tagline", "Tagline", "text"),
+    ("hero_description", "Hero description", "textarea"),
+    ("company_name", "Company name", "text"),
+    ("company_url", "Company URL", "url"),
+    ("contact_email", "Contact email", "email"),
+    ("support_hours", "Support hours", "text"),
+    ("response_time", "Response time", "text"),
+    ("terms_url", "Terms of Service URL", "text"),
+    ("github_url", "GitHub URL", "url"),
+    ("twitter_url", "Twitter URL", "url"),
+    ("linkedin_url", "LinkedIn URL", "url"),
+];
+
+async fn build_dashboard(
+    ctx: PageCtx,
+    state: &AppState,
+    tab: &'static str,
+    notice: Option<String>,
+    error: Option<String>,
+    overrides: Option<&BTreeMap<String, String>>,
+) -> AppResult<DashboardPage> {
+    let settings = state.settings().await?;
+    let value = |k: &str| overrides.and_then(|o| o.get(k)).cloned().unwrap_or_else(|| settings.text(k).to_owned());
+    let fields = TEXT_FIELDS.iter().map(|(key, label, kind)| Field { key, label, kind, value: value(key) }).collect();
+    let allowed: Vec<String> = value("allowed_engines").split(',').map(|s| s.trim().to_owned()).collect();
+    let engines = ENGINES.iter().map(|e| (*e, allowed.iter().any(|a| a == e))).collect();
+    let primary = value("ai_primary_model");
+    let models = AI_MODELS.iter().map(|m| (*m, *m == primary)).collect();
+    let require_verification = matches!(value("require_email_verification").as_str(), "true" | "on" | "1");
+    let users = admin::list_users(&state.db, 200).await?;
+    let seo = if tab == "seo" { seo_rows(state, &settings).await } else { Vec::new() };
+    let ctx = ctx.titled("Admin Dashboard", "").noindex();
+    Ok(DashboardPage {
+        ctx,
+        tab,
+        fields,
+        engines,
+        models,
+        require_verification,
+        smtp: state.accounts.mailer.is_smtp(),
+        users,
+        seo,
+        notice,
+        error,
+    })
+}
+
+async fn dashboard(
+    ctx: PageCtx,
+    _: AdminPage,
+    State(state): State<AppState>,
+    Query(f): Query<Flash>,
+) -> AppResult<DashboardPage> {
+    let notice = (f.saved == "1").then(|| "Settings saved.".to_owned());
+    build_dashboard(ctx, &state, "settings", notice, None, None).await
+}
+
+async fn seo(ctx: PageCtx, _: AdminPage, State(state): State<AppState>) -> AppResult<DashboardPage> {
+    build_dashboard(ctx, &state, "seo", None, None, None).await
+}
+
+/// The settings form: every text field, the engine checkboxes, the primary model and the
+/// verification switch (an unchecked checkbox sends nothing, so absence means off).
+async fn save_settings(
+    ctx: PageCtx,
+    AdminPage(me): AdminPage,
+    State(state): State<AppState>,
+    body: axum::body::Bytes,
+) -> AppResult<Response> {
+    let pairs: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
+    let mut changes: BTreeMap<String, String> = BTreeMap::new();
+    for (key, _, _) in TEXT_FIELDS {
+        if let Some((_, v)) = pairs.iter().find(|(k, _)| k == key) {
+            changes.insert((*key).to_owned(), v.clone());
+        }
+    }
+    let engines: Vec<&str> = pairs.iter().filter(|(k, _)| k == "allowed_engines").map(|(_, v)| v.as_str()).collect();
+    changes.insert("allowed_engines".into(), engines.join(","));
+    if let Some((_, m)) = pairs.iter().find(|(k, _)| k == "ai_primary_model") {
+        changes.insert("ai_primary_model".into(), m.clone());
+    }
+    let verify = pairs.iter().any(|(k, _)| k == "require_email_verification");
+    changes.insert("require_email_verification".into(), verify.to_string());
+    match admin::update_settings(&state.db, &state.settings, &changes).await {
+        Ok(()) => {
+            tracing::info!(admin = me.id, "settings saved from the dashboard");
+            Ok(Redirect::to("/admin/dashboard?saved=1").into_response())
+        }
+        Err(UpdateError::Invalid(m)) => {
+            let page = build_dashboard(ctx, &state, "settings", None, Some(m), Some(&changes)).await?;
+            Ok((StatusCode::BAD_REQUEST, page).into_response())
+        }
+        Err(UpdateError::Db(e)) => Err(e.into()),
+    }
+}
+
+/// Public pages whose title and description the SEO tab shows, read by rendering each one
+/// through the router as a signed-out visitor would see it.
+const SEO_PATHS: &[&str] = &["/", "/about", "/blog", "/history", "/auth", "/terms-of-service", "/profile"];
+
+async fn seo_rows(state: &AppState, _settings: &SettingsMap) -> Vec<SeoRow> {
+    let app = crate::app::build_router(state.clone());
+    let mut rows = Vec::new();
+    for path in SEO_PATHS {
+        let req = match Request::get(*path).header("accept", "text/html").body(Body::empty()) {
+            Ok(r) => r,
+            Err(_) => continue,
+        };
+        let Ok(res) = app.clone().oneshot(req).await;
+        let status = res.status().as_u16();
+        let html = axum::body::to_bytes(res.into_body(), 2 * 1024 * 1024)
+            .await
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
+        let title = between(&html, "<title>", "</title>").map(unescape).unwrap_or_default();
+        let description =
+            between(&html, "<meta name=\"description\" content=\"", "\"").map(unescape).unwrap_or_default();
+        let mut warnings = Vec::new();
+        if status != 200 {
+            warnings.push(format!("answers {status}"));
+        }
+        if title.is_empty() {
+            warnings.push("no title".into());
+        } else if title.chars().count() > 60 {
+            warnings.push(format!("title is {} characters (aim for 60 or fewer)", title.chars().count()));
+        }
+        if description.is_empty() {
+            warnings.push("no description".into());
+        } else if description.chars().count() > 160 {
+            warnings.push(format!("description is {} characters (aim for 160 or fewer)", description.chars().count()));
+        }
+        rows.push(SeoRow { path: (*path).to_owned(), status, title, description, warnings });
+    }
+    rows
+}
+
+fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
+    let a = s.find(start)? + start.len();
+    let b = s[a..].find(end)? + a;
+    Some(&s[a..b])
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#34;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "admin/data_integrity.html")]
+pub struct IntegrityPage {
+    ctx: PageCtx,
+    counts: Integrity,
+    purged: Option<u64>,
+}
+
+async fn data_integrity(
+    ctx: PageCtx,
+    _: AdminPage,
+    State(state): State<AppState>,
+    Query(f): Query<Flash>,
+) -> AppResult<IntegrityPage> {
+    let counts = admin::integrity(&state.db).await?;
+    let ctx = ctx.titled("Data Integrity", "").noindex();
+    Ok(IntegrityPage { ctx, counts, purged: f.purged })
+}
+
+async fn purge(AdminPage(me): AdminPage, State(state): State<AppState>) -> AppResult<Redirect> {
+    let n = admin::purge_expired(&state.db).await?;
+    tracing::info!(admin = me.id, removed = n, "expired account rows purged");
+    Ok(Redirect::to(&format!("/admin/data-integrity?purged={n}")))
+}

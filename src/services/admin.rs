@@ -1,0 +1,249 @@
+//! What the admin dashboard reads and changes: validated settings, the user list, and
+//! health counts of the account tables.
+use std::collections::BTreeMap;
+
+use chrono::Utc;
+use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use serde::Serialize;
+
+use crate::entities::{email_verification_token, oauth_state, session, user};
+use crate::services::profiles::AI_MODELS;
+use crate::services::settings::{DEFAULTS, SettingsStore, is_secret_key};
+
+/// Engines an admin can allow (SPEC section 1, plus the offline Library engine).
+pub const ENGINES: &[&str] = &["google", "openai", "xai", "anthropic", "ensemble", "library"];
+
+/// Checks one setting and returns the value to store.
+pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
+    if !DEFAULTS.iter().any(|(k, _)| *k == key) {
+        return Err(format!("Unknown setting: {key}"));
+    }
+    let v = value.trim();
+    let list = |v: &str| -> Vec<String> {
+        v.split(',').map(|s| s.trim().trim_start_matches('.').to_ascii_lowercase()).filter(|s| !s.is_empty()).collect()
+    };
+    let http_url = |v: &str| url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
+    Ok(match key {
+        "max_file_size" => match v.parse::<u32>() {
+            Ok(n) if (1..=2048).contains(&n) => n.to_string(),
+            _ => return Err("Maximum file size must be a whole number of MB between 1 and 2048".into()),
+        },
+        "allowed_file_types" => {
+            let types = list(v);
+            if types.is_empty() || types.iter().any(|t| t.len() > 10 || !t.chars().all(|c| c.is_ascii_alphanumeric())) {
+                return Err("Allowed file types must be a comma-separated list of extensions like jpg,png,mp4".into());
+            }
+            types.join(",")
+        }
+        "ai_primary_model" => {
+            let m = v.to_ascii_lowercase();
+            if !AI_MODELS.contains(&m.as_str()) {
+                return Err(format!("Primary AI model must be one of: {}", AI_MODELS.join(", ")));
+            }
+            m
+        }
+        "allowed_engines" => {
+            let engines = list(v);
+            if let Some(bad) = engines.iter().find(|e| !ENGINES.contains(&e.as_str())) {
+                return Err(format!("Unknown engine: {bad}"));
+            }
+            engines.join(",")
+        }
+        "require_email_verification" => match v {
+            "true" | "on" | "1" => "true".into(),
+            "false" | "off" | "0" | "" => "false".into(),
+            _ => return Err("Require email verification must be true or false".into()),
+        },
+        "github_url" | "twitter_url" | "linkedin_url" | "company_url" => {
+            if !v.is_empty() && !http_url(v) {
+                return Err(format!("{key} must be an http(s) URL"));
+            }
+            v.to_owned()
+        }
+        "terms_url" => {
+            if !(v.is_empty() || (v.starts_with('/') && !v.starts_with("//")) || http_url(v)) {
+                return Err("terms_url must be a path like /terms-of-service or an http(s) URL".into());
+            }
+            v.to_owned()
+        }
+        "contact_email" => {
+            if !v.is_empty() && (!v.contains('@') || v.len() > 254 || v.contains(char::is_whitespace)) {
+                return Err("Contact email must be an email address".into());
+            }
+            v.to_owned()
+        }
+        "tmdb_region" => {
+            if !(v.len() == 2 && v.chars().all(|c| c.is_ascii_alphabetic())) {
+                return Err("TMDB region must be a two-letter country code".into());
+            }
+            v.to_ascii_uppercase()
+        }
+        _ => {
+            if v.chars().count() > 1000 {
+                return Err(format!("{key} must be at most 1000 characters"));
+            }
+            if v.chars().any(|c| c.is_control() && c != '\n' && c != '\r') {
+                return Err(format!("{key} contains characters that are not allowed"));
+            }
+            v.to_owned()
+        }
+    })
+}
+
+/// Validates every pair first, then stores them all; nothing is written if one is bad.
+pub async fn update_settings(
+    db: &impl ConnectionTrait,
+    store: &SettingsStore,
+    changes: &BTreeMap<String, String>,
+) -> Result<(), UpdateError> {
+    let mut clean = Vec::with_capacity(changes.len());
+    for (k, v) in changes {
+        clean.push((k.as_str(), validate_setting(k, v).map_err(UpdateError::Invalid)?));
+    }
+    for (k, v) in clean {
+        store.set(db, k, &v).await?;
+    }
+    Ok(())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpdateError {
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Db(#[from] sea_orm::DbErr),
+}
+
+/// The settings map for the admin: secrets show only whether they are set.
+pub fn masked(all: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    all.iter()
+        .map(|(k, v)| {
+            let v = if is_secret_key(k) && !v.is_empty() { "********".to_owned() } else { v.clone() };
+            (k.clone(), v)
+        })
+        .collect()
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct AdminUser {
+    pub id: i64,
+    pub username: String,
+    pub email: String,
+    pub role: String,
+    pub is_admin: bool,
+    pub email_verified: bool,
+    pub google: bool,
+    pub created_at: chrono::DateTime<Utc>,
+    pub identifications: u64,
+}
+
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct UserList {
+    pub users: Vec<AdminUser>,
+    pub total: u64,
+    pub admins: u64,
+    pub unverified: u64,
+}
+
+/// The newest users first (at most `limit`), with counts over all users.
+pub async fn list_users(db: &impl ConnectionTrait, limit: u64) -> Result<UserList, sea_orm::DbErr> {
+    let rows = user::Entity::find().order_by_desc(user::Column::CreatedAt).limit(limit).all(db).await?;
+    let mut users = Vec::with_capacity(rows.len());
+    for u in rows {
+        users.push(AdminUser {
+            identifications: crate::services::profiles::total_identifications(db, u.id).await?,
+            id: u.id,
+            is_admin: u.role == "admin",
+            username: u.username,
+            email: u.email,
+            role: u.role,
+            email_verified: u.email_verified,
+            google: u.google_sub.is_some(),
+            created_at: u.created_at,
+        });
+    }
+    Ok(UserList {
+        users,
+        total: user::Entity::find().count(db).await?,
+        admins: user::Entity::find().filter(user::Column::Role.eq("admin")).count(db).await?,
+        unverified: user::Entity::find().filter(user::Column::EmailVerified.eq(false)).count(db).await?,
+    })
+}
+
+/// Health of the account tables.
+#[derive(Serialize, Debug)]
+#[serde(rename_all = "camelCase")]
+pub struct Integrity {
+    pub users: u64,
+    pub unverified_users: u64,
+    pub users_without_login: u64,
+    pub sessions: u64,
+    pub expired_sessions: u64,
+    pub verification_tokens: u64,
+    pub expired_verification_tokens: u64,
+    pub pending_google_sign_ins: u64,
+    pub expired_google_sign_ins: u64,
+}
+
+pub async fn integrity(db: &impl ConnectionTrait) -> Result<Integrity, sea_orm::DbErr> {
+    let now = Utc::now();
+    Ok(Integrity {
+        users: user::Entity::find().count(db).await?,
+        unverified_users: user::Entity::find().filter(user::Column::EmailVerified.eq(false)).count(db).await?,
+        users_without_login: user::Entity::find()
+            .filter(user::Column::PasswordHash.is_null())
+            .filter(user::Column::GoogleSub.is_null())
+            .count(db)
+            .await?,
+        sessions: session::Entity::find().count(db).await?,
+        expired_sessions: session::Entity::find().filter(session::Column::ExpiresAt.lte(now)).count(db).await?,
+        verification_tokens: email_verification_token::Entity::find().count(db).await?,
+        expired_verification_tokens: email_verification_token::Entity::find()
+            .filter(email_verification_token::Column::ExpiresAt.lte(now))
+            .count(db)
+            .await?,
+        pending_google_sign_ins: oauth_state::Entity::find().count(db).await?,
+        expired_google_sign_ins: oauth_state::Entity::find()
+            .filter(oauth_state::Column::ExpiresAt.lte(now))
+            .count(db)
+            .await?,
+    })
+}
+
+/// Deletes expired sessions, verification tokens and abandoned Google sign-ins.
+pub async fn purge_expired(db: &impl ConnectionTrait) -> Result<u64, sea_orm::DbErr> {
+    let now = Utc::now();
+    let mut n = crate::services::sessions::purge_expired(db, now).await?;
+    n += email_verification_token::Entity::delete_many()
+        .filter(email_verification_token::Column::ExpiresAt.lte(now))
+        .exec(db)
+        .await?
+        .rows_affected;
+    n += oauth_state::Entity::delete_many()
+        .filter(oauth_state::Column::ExpiresAt.lte(now))
+        .exec(db)
+        .await?
+        .rows_affected;
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate_setting;
+
+    #[test]
+    fn settings_are_checked() {
+        assert_eq!(validate_setting("max_file_size", " 25 ").unwrap(), "25");
+        assert!(validate_setting("max_file_size", "0").is_err());
+        assert_eq!(validate_setting("allowed_file_types", "JPG, .png,mp4").unwrap(), "jpg,png,mp4");
+        assert!(validate_setting("allowed_file_types", "exe;rm").is_err());
+        assert!(validate_setting("ai_primary_model", "skynet").is_err());
+        assert_eq!(validate_setting("allowed_engines", "google, library").unwrap(), "google,library");
+        assert!(validate_setting("allowed_engines", "google,hal").is_err());
+        assert!(validate_setting("github_url", "javascript:alert(1)").is_err());
+        assert!(validate_setting("terms_url", "//evil.example").is_err());
+        assert!(validate_setting("no_such_key", "x").is_err());
+    }
+}
