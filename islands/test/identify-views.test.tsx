@@ -58,6 +58,9 @@ const full: IdentificationResult = {
   timestamp: { from: 5020, at: 5025, to: 5030 },
 };
 
+// Rendering whole islands in jsdom is slow on a busy machine.
+vi.setConfig({ testTimeout: 30_000 });
+
 beforeEach(() => {
   resetToasts();
   localStorage.clear();

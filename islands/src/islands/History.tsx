@@ -133,7 +133,8 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
       </div>
     );
   else if (shown.length === 0)
-    content = filtering ? (
+    // With history but nothing matching the search or filter: "No results found".
+    content = filtering && total > 0 ? (
       <div className="id-empty" role="status">
         <Icon name="search" size={32} />
         <h2>No results found</h2>

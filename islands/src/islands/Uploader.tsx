@@ -6,10 +6,10 @@
  * Props (src/routes/pages/home.rs `UploaderProps`): maxFileSizeMb, allowedFileTypes,
  * sharedId, signedIn.
  */
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from "react";
 import { getJson } from "../lib/api";
-import { useModels, useSettings } from "../lib/query";
+import { modelsQuery, useModels, useSettings } from "../lib/query";
 import { getFreeUsageCount, incrementFreeUsageCount, FREE_IDENTIFICATIONS } from "../lib/storage";
 import { useToast } from "../lib/useToast";
 import { fetchSharedIdentification, uploadIdentify } from "../identify/api";
@@ -59,6 +59,7 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
   const { toast } = useToast();
   const settings = useSettings();
   const models = useModels();
+  const queryClient = useQueryClient();
   // The server knows whether this page was rendered for a signed-in person.
   const signedIn = signedInProp;
   const prefs = useQuery({
@@ -182,12 +183,14 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
         return;
       }
       setInvalid(null);
+      // Engine availability may have changed since the page loaded (stale after 30 s).
+      void queryClient.prefetchQuery(modelsQuery);
       setFile(picked);
       setUseAudio(true);
       setFailure(null);
       setPhase("selected");
     },
-    [rules],
+    [rules, queryClient],
   );
 
   const reset = () => {

@@ -1,0 +1,432 @@
+// The identification experience in a real browser against the real binary, with local
+// fakes of OpenAI (Chat Completions with the structured answer) and TMDB (search,
+// details, images): a guest identifies a screenshot and reads the result tabs, the second
+// try asks for an account, a signed-in user finds the result in history, filters it,
+// opens it and clears history, a shared link opens the result, a corrupt file shows the
+// File Format Issue view. Screenshots at 390px and 1280px go to e2e/artifacts/.
+import assert from "node:assert/strict";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { after, before, describe, test } from "node:test";
+import { startApp } from "./harness.mjs";
+import { fakeServer, json, makePng } from "./identify-fixtures.mjs";
+
+let app;
+let openai;
+let tmdb;
+let files;
+
+const answer = (title, year) => ({
+  candidates: [
+    {
+      media_type: "movie",
+      title,
+      year,
+      season: null,
+      episode: null,
+      confidence: 0.91,
+      imdb_id: null,
+      evidence: ["green-tinted city at night"],
+      fun_facts: ["The bullet-time rig used 120 still cameras."],
+    },
+  ],
+});
+
+const chatCompletion = (content) => ({
+  id: "chatcmpl-e2e",
+  object: "chat.completion",
+  created: 1790000000,
+  model: "gpt-4.1-mini-2025-04-14",
+  choices: [
+    {
+      index: 0,
+      finish_reason: "stop",
+      logprobs: null,
+      message: { role: "assistant", refusal: null, annotations: [], content: JSON.stringify(content) },
+    },
+  ],
+  usage: { prompt_tokens: 1105, completion_tokens: 48, total_tokens: 1153 },
+});
+
+const matrixDetails = {
+  id: 603,
+  imdb_id: "tt0133093",
+  title: "The Matrix",
+  original_title: "The Matrix",
+  overview: "Set in the 22nd century, The Matrix tells the story of a computer hacker who joins the insurgents.",
+  tagline: "Welcome to the Real World.",
+  release_date: "1999-03-31",
+  runtime: 136,
+  genres: [
+    { id: 28, name: "Action" },
+    { id: 878, name: "Science Fiction" },
+  ],
+  budget: 63000000,
+  revenue: 463517383,
+  poster_path: "/matrix.png",
+  backdrop_path: "/matrix-backdrop.png",
+  vote_average: 8.218,
+  vote_count: 26000,
+  spoken_languages: [{ english_name: "English", iso_639_1: "en", name: "English" }],
+  production_countries: [{ iso_3166_1: "US", name: "United States of America" }],
+  origin_country: ["US"],
+  credits: {
+    cast: [
+      { id: 6384, name: "Keanu Reeves", character: "Neo", order: 0, profile_path: "/keanu.png" },
+      { id: 2975, name: "Laurence Fishburne", character: "Morpheus", order: 1, profile_path: null },
+      { id: 530, name: "Carrie-Anne Moss", character: "Trinity", order: 2, profile_path: "/missing.png" },
+    ],
+    crew: [
+      { id: 9339, name: "Lilly Wachowski", job: "Director", department: "Directing" },
+      { id: 9340, name: "Lana Wachowski", job: "Director", department: "Directing" },
+    ],
+  },
+  videos: {
+    results: [{ key: "vKQi3bBA1y8", site: "YouTube", type: "Trailer", official: true, name: "Official Trailer" }],
+  },
+  "watch/providers": {
+    id: 603,
+    results: {
+      US: {
+        link: "https://www.themoviedb.org/movie/603-the-matrix/watch?locale=US",
+        flatrate: [{ provider_id: 8, provider_name: "Netflix", logo_path: "/netflix.png", display_priority: 1 }],
+        rent: [{ provider_id: 10, provider_name: "Amazon Video", logo_path: "/amazon.png", display_priority: 13 }],
+        buy: [{ provider_id: 2, provider_name: "Apple TV", logo_path: "/apple.png", display_priority: 4 }],
+      },
+    },
+  },
+  recommendations: {
+    page: 1,
+    results: [{ id: 604, title: "The Matrix Reloaded", release_date: "2003-05-15", poster_path: "/reloaded.png", media_type: "movie" }],
+  },
+  external_ids: { imdb_id: "tt0133093" },
+  release_dates: { results: [{ iso_3166_1: "US", release_dates: [{ certification: "R", type: 3 }] }] },
+};
+
+const posterPng = makePng(200, 300, 40);
+
+before(async () => {
+  openai = await fakeServer((req, body, res) => {
+    if (req.method === "POST" && req.url === "/v1/chat/completions") {
+      assert.equal(req.headers.authorization, "Bearer test-openai-key");
+      const sent = JSON.parse(body.toString("utf8"));
+      // The picture travels as an image part of the user message.
+      assert.ok(JSON.stringify(sent.messages).includes("data:image/jpeg;base64,"), "image part sent");
+      return json(res, 200, chatCompletion(answer("The Matrix", 1999)));
+    }
+    return json(res, 404, { error: { message: `no route ${req.url}` } });
+  });
+  tmdb = await fakeServer((req, _body, res) => {
+    const url = new URL(req.url, "http://x");
+    if (url.pathname.startsWith("/t/p/")) {
+      if (url.pathname.endsWith("/missing.png")) return json(res, 404, {});
+      res.writeHead(200, { "content-type": "image/png", "cache-control": "max-age=60" });
+      return res.end(posterPng);
+    }
+    assert.equal(url.searchParams.get("api_key"), "test-tmdb-key");
+    if (url.pathname === "/3/search/movie") {
+      return json(res, 200, {
+        page: 1,
+        total_pages: 1,
+        total_results: 1,
+        results: [{ id: 603, title: "The Matrix", original_title: "The Matrix", release_date: "1999-03-31", popularity: 80.5, poster_path: "/matrix.png" }],
+      });
+    }
+    if (url.pathname === "/3/movie/603") return json(res, 200, matrixDetails);
+    return json(res, 404, { status_code: 34, status_message: "The resource you requested could not be found." });
+  });
+  files = await mkdtemp(path.join(os.tmpdir(), "reelfind-identify-e2e-"));
+  app = await startApp({
+    env: {
+      OPENAI_API_KEY: "test-openai-key",
+      OPENAI_BASE_URL: `${openai.url}/v1`,
+      TMDB_API_KEY: "test-tmdb-key",
+      TMDB_BASE_URL: `${tmdb.url}/3`,
+      TMDB_IMAGE_BASE_URL: `${tmdb.url}/t/p/`,
+      REELFIND_IDENTIFY_PER_MINUTE: "100",
+    },
+  });
+});
+
+after(async () => {
+  await app?.stop();
+  await openai?.close();
+  await tmdb?.close();
+  if (files) await rm(files, { recursive: true, force: true });
+});
+
+/** A new browser page whose TMDB image requests are answered by the fake (Chromium refuses
+ * cross-port loopback image loads from a page, so they are served through the test's route). */
+async function newPage(width) {
+  const page = await app.newPage({ width });
+  await page.route(`${tmdb.url}/t/p/**`, async (route) => {
+    const url = route.request().url();
+    if (url.endsWith("/missing.png")) return route.fulfill({ status: 404, body: "" });
+    return route.fulfill({ status: 200, contentType: "image/png", body: posterPng });
+  });
+  return page;
+}
+
+/** A fresh screenshot file (a different picture each time, so the server's reuse cache does not answer). */
+let seed = 0;
+async function screenshotFile(name = "scene.png") {
+  seed += 1;
+  const file = path.join(files, `${seed}-${name}`);
+  await writeFile(file, makePng(480, 270, seed * 13));
+  return file;
+}
+
+// Browsers fail to reach YouTube here (no network): that is expected noise.
+const allowed = [/youtube/i, /status of 401 .*\/api\/user/, /status of 404 .*missing\.png/];
+
+/**
+ * The page templates own the island marks (home hero: Uploader; /history: History). While a
+ * template does not have its mark yet, this puts one in, as the islands runtime test does;
+ * once the template has it, this changes nothing.
+ */
+async function ensureMarks(page) {
+  if (page.marksInstalled) return;
+  page.marksInstalled = true;
+  await page.route(
+    (url) => url.origin === app.url && (url.pathname === "/" || url.pathname === "/history"),
+    async (route) => {
+      if (route.request().resourceType() !== "document") return route.continue();
+      const res = await route.fetch();
+      let body = await res.text();
+      const url = new URL(route.request().url());
+      if (url.pathname === "/" && !body.includes('data-island="Uploader"')) {
+        const signedIn = /data-user-menu|user-menu/.test(body);
+        const props = JSON.stringify({ maxFileSizeMb: 10, allowedFileTypes: ["jpg", "jpeg", "png", "webp", "mp4", "mov"], sharedId: url.searchParams.get("id"), signedIn }).replace(/'/g, "&#39;");
+        body = body.replace(/<main[^>]*>/, (m) => `${m}<section class="hero"><div class="container hero-grid"><div class="hero-copy"><h1>Identify</h1></div><div class="hero-panel"><div data-island="Uploader" data-props='${props}'></div></div></div></section>`);
+      }
+      if (url.pathname === "/history" && !body.includes('data-island="History"')) {
+        body = body.replace(/<main[^>]*>[\s\S]*<\/main>/, (m) => `${m.slice(0, m.indexOf(">") + 1)}<div class="container"><div data-island="History" data-props='{"pageSize":20}'></div></div></main>`);
+        return route.fulfill({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body });
+      }
+      await route.fulfill({ response: res, body });
+    },
+  );
+}
+
+async function openHome(page, query = "") {
+  await ensureMarks(page);
+  await page.goto(`${app.url}/${query}`);
+  await page.locator('[data-island="Uploader"][data-island-state="mounted"]').waitFor();
+}
+
+async function identify(page, file) {
+  await page.locator(".id-file-input").setInputFiles(file);
+  await page.locator(".id-preview-img").waitFor();
+  await page.getByRole("button", { name: "Identify Now" }).click();
+}
+
+async function signIn(page, username) {
+  await app.cli(["user", "create", "--username", username, "--email", `${username}@example.test`], "secret-pass\n");
+  await page.goto(`${app.url}/`);
+  const status = await page.evaluate(async (u) => {
+    const res = await fetch("/api/login", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ username: u, password: "secret-pass" }),
+    });
+    return res.status;
+  }, username);
+  assert.equal(status, 200);
+}
+
+describe("identification experience", () => {
+  test("a guest identifies a screenshot, reads the tabs, and the second try asks for an account", async () => {
+    for (const width of [1280, 390]) {
+      const page = await newPage(width);
+      await openHome(page);
+      const uploader = page.locator('[data-island="Uploader"]');
+      await uploader.getByRole("heading", { name: "Identify Any Movie or TV Show" }).waitFor();
+      await uploader.getByRole("radio", { name: /OpenAI/ }).waitFor();
+      assert.equal(await uploader.getByRole("radio", { name: /OpenAI/ }).isChecked(), true, "recommended engine preselected");
+      assert.equal(await uploader.getByRole("radio", { name: /Anthropic/ }).isDisabled(), true);
+      await app.screenshot(page, `identify-uploader-${width}`);
+
+      await page.locator(".id-file-input").setInputFiles(await screenshotFile());
+      await page.locator(".id-preview-img").waitFor();
+      assert.equal(await page.getByRole("checkbox", { name: /Analyze audio/ }).count(), 0, "no audio option for an image");
+      await app.screenshot(page, `identify-selected-${width}`);
+
+      // Hold the answer back a moment so the processing screen can be seen.
+      let release;
+      const held = new Promise((r) => (release = r));
+      await page.route(`${app.url}/api/identify`, async (route) => {
+        await held;
+        await route.continue();
+      });
+      await page.getByRole("button", { name: "Identify Now" }).click();
+      await page.getByRole("heading", { name: "Identifying Your Scene" }).waitFor();
+      await page.getByText("Expected time: 30-60s").waitFor();
+      await page.locator('.id-step[aria-current="step"]', { hasText: "Finding matches" }).waitFor({ timeout: 4000 });
+      assert.equal(await page.getByRole("button", { name: "Analyzing..." }).isDisabled(), true);
+      await app.screenshot(page, `identify-processing-${width}`);
+      release();
+      await page.unroute(`${app.url}/api/identify`);
+
+      const result = page.getByTestId("result-view");
+      await result.waitFor({ timeout: 30_000 });
+      assert.equal(await result.getByRole("heading", { level: 2, name: "The Matrix" }).evaluate((el) => el === document.activeElement), true);
+      for (const text of ["Successfully Identified", "1999", "2h 16m", "91% match", "Action", "Science Fiction", "Plot Summary", "Technical Information"]) {
+        await result.getByText(text, { exact: true }).first().waitFor();
+      }
+      await result.getByText(/Dir\. (Lilly|Lana) Wachowski/).first().waitFor();
+      assert.equal(await result.locator(".id-stars").getAttribute("data-full"), "4");
+      const watch = result.getByRole("region", { name: "Where to Watch" });
+      await watch.getByText("Stream with subscription").waitFor();
+      await watch.getByRole("link", { name: /Netflix/ }).waitFor();
+      assert.equal(await watch.getByRole("link", { name: "More streaming options" }).getAttribute("href"), "https://www.themoviedb.org/movie/603-the-matrix/watch?locale=US");
+      await app.screenshot(page, `identify-result-${width}`);
+
+      const tabs = result.getByRole("tab");
+      assert.deepEqual(await tabs.allTextContents(), ["Overview", "Cast", "Trailer", "More Details"]);
+      await result.getByRole("tab", { name: "Overview" }).focus();
+      await page.keyboard.press("ArrowRight");
+      await result.getByText("Keanu Reeves").waitFor();
+      await result.getByText("Morpheus").waitFor();
+      await app.screenshot(page, `identify-tab-cast-${width}`);
+      await page.keyboard.press("ArrowRight");
+      const frame = result.locator("iframe");
+      assert.match(await frame.getAttribute("src"), /^https:\/\/www\.youtube-nocookie\.com\/embed\/vKQi3bBA1y8/);
+      await result.getByRole("link", { name: /Watch on YouTube/ }).waitFor();
+      await page.keyboard.press("ArrowRight");
+      await result.getByText("Fun Facts").waitFor();
+      await result.getByText("The Matrix Reloaded").waitFor();
+      await result.getByText("Box Office Performance").waitFor();
+      await app.screenshot(page, `identify-tab-details-${width}`);
+
+      assert.equal(await page.evaluate(() => localStorage.getItem("freeUsageCount")), "1");
+
+      // The second try: the browser's counter stops it before anything is sent.
+      await result.getByRole("button", { name: /Identify Another/ }).click();
+      await identify(page, await screenshotFile());
+      const dialog = page.getByRole("dialog", { name: "Authentication Required" });
+      await dialog.waitFor();
+      await dialog.getByText(/First trial complete!/).waitFor();
+      await app.screenshot(page, `identify-auth-modal-${width}`);
+      // Without the counter (cleared storage), the server's own limit answers 403 requiresAuth.
+      await page.keyboard.press("Escape");
+      await dialog.waitFor({ state: "hidden" });
+      await page.evaluate(() => localStorage.removeItem("freeUsageCount"));
+      const answered = page.waitForResponse((r) => r.url().endsWith("/api/identify"));
+      await page.getByRole("button", { name: "Identify Now" }).click();
+      assert.equal((await answered).status(), 403);
+      await dialog.waitFor();
+      await dialog.getByRole("link", { name: "Continue with Account" }).click();
+      await page.waitForURL(`${app.url}/auth`);
+      app.assertNoConsoleErrors(page, { allow: [...allowed, /status of 403/, /status of 404 .*\/auth/] });
+    }
+  });
+
+  test("a corrupt file shows the File Format Issue view", async () => {
+    for (const width of [1280, 390]) {
+      const page = await newPage(width);
+      await openHome(page);
+      const bad = path.join(files, `corrupt-${width}.png`);
+      // A PNG signature followed by garbage: the name and type look right, the content is not a picture.
+      await writeFile(bad, Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(4000, 7)]));
+      await page.locator(".id-file-input").setInputFiles(bad);
+      await page.getByRole("button", { name: "Identify Now" }).click();
+      const view = page.getByTestId("error-view");
+      await view.waitFor({ timeout: 30_000 });
+      await view.getByRole("heading", { name: "File Format Issue" }).waitFor();
+      assert.match(await view.locator(".id-error-message").textContent(), /^Invalid file format\. Please upload an image/);
+      await view.getByText("Technical details (for support)").click();
+      await view.locator("pre", { hasText: /^422: / }).waitFor();
+      await app.screenshot(page, `identify-error-${width}`);
+      await view.getByRole("button", { name: "Upload Different File" }).click();
+      await page.getByText("Drag and drop a file here, or click to browse").waitFor();
+      app.assertNoConsoleErrors(page, { allow: [...allowed, /status of 422/] });
+    }
+  });
+
+  test("a signed-in user identifies, finds it in history, filters, opens it and clears history", async () => {
+    const page = await newPage(1280);
+    await signIn(page, "historian");
+    await openHome(page);
+    await identify(page, await screenshotFile());
+    await page.getByTestId("result-view").waitFor({ timeout: 30_000 });
+    assert.equal(await page.evaluate(() => localStorage.getItem("freeUsageCount")), null, "signed-in use is not counted");
+    const shareId = await page.evaluate(() => fetch("/api/history?page=1&limit=20").then((r) => r.json()).then((b) => b.items[0].id));
+
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width <= 480 ? 844 : 900 });
+      await ensureMarks(page);
+      await page.goto(`${app.url}/history`);
+      const history = page.getByTestId("history");
+      await history.waitFor();
+      await history.getByRole("heading", { name: "Identification History" }).waitFor();
+      await page.getByTestId("history-count").getByText("1 item").waitFor();
+      const card = history.getByRole("button", { name: "The Matrix: open details" });
+      await card.waitFor();
+      await card.getByText("91% match").waitFor();
+      await app.screenshot(page, `identify-history-${width}`);
+
+      await history.getByPlaceholder("Search by title...").fill("zzz");
+      await history.getByText("No results found").waitFor();
+      await history.getByText("Try adjusting your filters or search query").waitFor();
+      await history.getByPlaceholder("Search by title...").fill("matr");
+      await card.waitFor();
+      await history.getByLabel("Type").selectOption("tv");
+      await history.getByText("No results found").waitFor();
+      await history.getByLabel("Type").selectOption("movie");
+      await history.getByLabel("Sort by").selectOption("rating");
+      await card.click();
+      const modal = page.getByRole("dialog", { name: "The Matrix" });
+      await modal.waitFor();
+      await modal.getByRole("tab", { name: "Overview" }).waitFor();
+      await app.screenshot(page, `identify-history-modal-${width}`);
+      await page.keyboard.press("Escape");
+      await modal.waitFor({ state: "hidden" });
+      assert.equal(await card.evaluate((el) => el === document.activeElement), true, "focus returns to the card");
+    }
+
+    await page.getByRole("button", { name: "Clear History" }).click();
+    const confirm = page.getByRole("dialog", { name: "Clear identification history?" });
+    await confirm.getByText("This action cannot be undone. All your identification history will be permanently deleted.").waitFor();
+    await confirm.getByRole("button", { name: "Clear History" }).click();
+    await page.getByText("Your identification history has been cleared successfully.").waitFor();
+    await page.getByText("No history yet").waitFor();
+    await page.getByRole("link", { name: "Start Identifying" }).waitFor();
+    await app.screenshot(page, "identify-history-empty-390");
+    assert.equal(await page.getByRole("button", { name: "Clear History" }).count(), 0);
+    app.assertNoConsoleErrors(page, { allow: allowed });
+
+    // The result itself was deleted with the history: its shared link is gone.
+    const gone = await newPage(1280);
+    await openHome(gone, `?id=${encodeURIComponent(shareId)}`);
+    await gone.getByTestId("error-view").locator(".id-error-message", { hasText: "This shared identification link is no longer available" }).waitFor();
+  });
+
+  test("a shared link opens the result", async () => {
+    const owner = await newPage(1280);
+    await signIn(owner, "sharer");
+    await openHome(owner);
+    await identify(owner, await screenshotFile());
+    await owner.getByTestId("result-view").waitFor({ timeout: 30_000 });
+    await owner.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.url });
+    await owner.getByRole("button", { name: "Share", exact: true }).click();
+    await owner.getByText("Shareable link has been copied to your clipboard.").waitFor();
+    const link = await owner.evaluate(() => navigator.clipboard.readText());
+    assert.match(link, new RegExp(`^${app.url}/shared/[\\w-]+$`));
+
+    for (const width of [1280, 390]) {
+      const visitor = await newPage(width);
+      await ensureMarks(visitor);
+      await visitor.goto(link);
+      await visitor.getByRole("link", { name: /See the full result/ }).click();
+      await visitor.waitForURL((u) => u.pathname === "/");
+      const result = visitor.getByTestId("result-view");
+      await result.waitFor({ timeout: 15_000 });
+      await result.getByRole("heading", { level: 2, name: "The Matrix" }).waitFor();
+      await result.getByRole("button", { name: /New Search/ }).waitFor();
+      assert.equal(new URL(visitor.url()).search, "", "the id parameter is removed from the address bar");
+      await app.screenshot(visitor, `identify-shared-${width}`);
+      app.assertNoConsoleErrors(visitor, { allow: allowed });
+    }
+  });
+});
