@@ -26,7 +26,8 @@ export function ErrorView({
       <h2 id="id-error-title" className="id-error-title" ref={headingRef} tabIndex={-1}>
         {failure.title}
       </h2>
-      <p className="id-error-message">{failure.message}</p>
+      <p className="id-error-message">{failure.base}</p>
+      {failure.hint && <p className="id-error-hint">{failure.hint}</p>}
       <ul className="id-error-advice">
         {failure.advice.map((a) => (
           <li key={a}>{a}</li>

@@ -8,6 +8,9 @@ import { useEffect, useId, useRef, useState } from "react";
 import { useToast } from "../lib/useToast";
 import { addToCollection, track } from "./api";
 import { Icon } from "./icons";
+import { Poster } from "./Poster";
+
+export { Poster };
 import { ReviewDialog } from "./ReviewDialog";
 import {
   awardTone,
@@ -43,19 +46,6 @@ export interface ResultViewProps {
   autoFocus?: boolean;
   /** Where the view lives: in the page (sticky header) or in a modal. */
   variant?: "page" | "modal";
-}
-
-export function Poster({ src, alt, className }: { src: string | null | undefined; alt: string; className?: string }) {
-  const [broken, setBroken] = useState(false);
-  useEffect(() => setBroken(false), [src]);
-  if (!src || broken) {
-    return (
-      <div className={`id-poster id-poster-placeholder ${className ?? ""}`} role="img" aria-label={`${alt} (no poster)`}>
-        <Icon name="film" size={40} />
-      </div>
-    );
-  }
-  return <img className={`id-poster ${className ?? ""}`} src={src} alt={alt} loading="lazy" onError={() => setBroken(true)} />;
 }
 
 export function RatingStars({ rating }: { rating: unknown }) {

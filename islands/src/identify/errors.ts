@@ -29,6 +29,9 @@ export const HINTS: Record<ErrorKind, string> = {
 export interface IdentifyFailure {
   /** What the person reads (message plus hint). */
   message: string;
+  /** The message without the hint, and the hint on its own (the view shows them apart). */
+  base: string;
+  hint: string;
   kind: ErrorKind;
   title: string;
   advice: string[];
@@ -106,6 +109,8 @@ export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
   const view = UPLOAD_ERROR_VIEW[kind];
   return {
     message: `${message} ${HINTS[kind]}`,
+    base: message,
+    hint: HINTS[kind],
     kind,
     title: view.title,
     advice: view.advice,
@@ -118,5 +123,5 @@ export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
 export function failureFromMessage(message: string, raw = message): IdentifyFailure {
   const kind = classifyError(message);
   const view = UPLOAD_ERROR_VIEW[kind];
-  return { message, kind, title: view.title, advice: view.advice, raw, requiresAuth: false };
+  return { message, base: message, hint: "", kind, title: view.title, advice: view.advice, raw, requiresAuth: false };
 }

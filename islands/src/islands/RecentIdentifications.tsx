@@ -7,7 +7,7 @@ import { useQuery } from "@tanstack/react-query";
 import { getJson } from "../lib/api";
 import { Icon } from "../identify/icons";
 import { genreList, matchPercent, parseRating } from "../identify/result";
-import { Poster } from "../identify/ResultView";
+import { Poster } from "../identify/Poster";
 
 export interface TopItem {
   id: string;
