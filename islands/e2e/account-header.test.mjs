@@ -75,15 +75,24 @@ describe("signed-in header", () => {
     app.assertNoConsoleErrors(page, { allow: [/status of 401 .*\/api\/user\)$/] });
   });
 
-  test("the mobile menu holds the user menu at 390px", async () => {
+  test("the mobile menu holds the account at 390px", async () => {
     const page = await app.newPage({ width: 390 });
     await signUp(page, "mobile_user");
+    assert.equal(await page.locator("[data-user-menu-button]").isVisible(), false);
     await page.locator("[data-nav-toggle]").click();
-    const button = page.locator("[data-user-menu-button]");
-    await button.waitFor({ state: "visible" });
-    await button.click();
-    await page.getByRole("link", { name: "Profile Settings" }).waitFor({ state: "visible" });
+    const menu = page.locator("#mobile-menu");
+    await menu.waitFor({ state: "visible" });
+    assert.equal((await menu.locator(".user-name").textContent()).trim(), "mobile_user");
+    assert.equal(await menu.getByRole("link", { name: "Profile Settings" }).getAttribute("href"), "/profile");
+    assert.equal(await menu.getByRole("link", { name: "Login" }).count(), 0);
     await app.screenshot(page, "user-menu-390");
+    await Promise.all([
+      page.waitForURL((url) => url.href === `${app.url}/`),
+      menu.getByRole("button", { name: "Logout" }).click(),
+    ]);
+    await page.waitForSelector("[data-header][data-enhanced]");
+    await page.locator("[data-nav-toggle]").click();
+    assert.equal(await page.locator("#mobile-menu").getByRole("link", { name: "Login" }).count(), 1);
     app.assertNoConsoleErrors(page);
   });
 });

@@ -13,7 +13,8 @@
 //   app.serverLog()                        // everything the server printed so far
 //   await app.cli(["user", "create", ...], "stdin text")   // runs the binary with the same env
 //   const page = await app.newPage({ width: 390 })  // new context (own cookies/storage);
-//                                          // width defaults to 1280, height to 900 (844 at <=480)
+//                                          // width defaults to 1280, height to 900 (844 at <=480);
+//                                          // also colorScheme, reducedMotion, javaScriptEnabled
 //   page.consoleErrors                     // console errors and uncaught page errors, as strings
 //   app.assertNoConsoleErrors(page, { allow: [/regex/] })  // throws listing them (minus allowed ones)
 //   await app.screenshot(page, "home-390") // saves e2e/artifacts/home-390.png (gitignored)
@@ -128,11 +129,12 @@ export async function startApp({ env = {} } = {}) {
     browser,
     serverLog,
 
-    async newPage({ width = 1280, height, colorScheme, reducedMotion } = {}) {
+    async newPage({ width = 1280, height, colorScheme, reducedMotion, javaScriptEnabled = true } = {}) {
       const context = await browser.newContext({
         viewport: { width, height: height ?? (width <= 480 ? 844 : 900) },
         colorScheme,
         reducedMotion,
+        javaScriptEnabled,
         isMobile: false,
       });
       contexts.add(context);

@@ -65,28 +65,28 @@ describe("site shell", () => {
     await page.goto(`${app.url}/`);
     await page.waitForSelector("[data-header][data-enhanced]");
     const toggle = page.locator("[data-nav-toggle]");
-    const menu = page.locator("#header-menu");
-    assert.equal(await toggle.getAttribute("aria-controls"), "header-menu");
+    const menu = page.locator("#mobile-menu");
+    assert.equal(await toggle.getAttribute("aria-controls"), "mobile-menu");
     assert.equal(await toggle.getAttribute("aria-expanded"), "false");
     assert.equal(await menu.isVisible(), false);
 
     await toggle.click();
     assert.equal(await toggle.getAttribute("aria-expanded"), "true");
-    await page.waitForFunction(() => document.querySelector("#header-menu")?.contains(document.activeElement));
+    await page.waitForFunction(() => document.querySelector("#mobile-menu")?.contains(document.activeElement));
     assert.equal(await menu.isVisible(), true);
     await app.screenshot(page, "menu-390");
 
     // Tab through more stops than the menu has: focus never leaves the toggle + menu.
-    const stops = await page.locator("[data-nav-toggle], #header-menu a, #header-menu button").count();
+    const stops = await page.locator("[data-nav-toggle], #mobile-menu a, #mobile-menu button").count();
     for (let i = 0; i < stops + 3; i++) {
       await page.keyboard.press("Tab");
       const inside = await page.evaluate(
-        () => !!document.activeElement?.closest("#header-menu, [data-nav-toggle]"),
+        () => !!document.activeElement?.closest("#mobile-menu, [data-nav-toggle]"),
       );
       assert.ok(inside, `focus left the menu after ${i + 1} Tab presses`);
     }
     await page.keyboard.press("Shift+Tab");
-    assert.ok(await page.evaluate(() => !!document.activeElement?.closest("#header-menu, [data-nav-toggle]")));
+    assert.ok(await page.evaluate(() => !!document.activeElement?.closest("#mobile-menu, [data-nav-toggle]")));
 
     await page.keyboard.press("Escape");
     assert.equal(await toggle.getAttribute("aria-expanded"), "false");
@@ -100,13 +100,28 @@ describe("site shell", () => {
     app.assertNoConsoleErrors(page);
   });
 
+  test("without JavaScript the header links stay visible at 390px and 1280px", async () => {
+    for (const width of [390, 1280]) {
+      const page = await app.newPage({ width, javaScriptEnabled: false });
+      await page.goto(`${app.url}/`);
+      for (const name of ["Home", "History", "Blog", "About"]) {
+        const link = page.locator("#site-nav").getByRole("link", { name, exact: true });
+        assert.ok(await link.isVisible(), `${name} at ${width}px`);
+        const box = await link.boundingBox();
+        assert.ok(box.x >= 0 && box.x + box.width <= width && box.y + box.height <= 64, `${name} at ${width}px is off screen`);
+      }
+      assert.equal(await page.locator(".menu-toggle").count(), 0);
+      await app.screenshot(page, `nojs-${width}`);
+    }
+  });
+
   test("theme toggle persists across reloads", async () => {
     const page = await app.newPage({ width: 1280, colorScheme: "light" });
     await page.goto(`${app.url}/`);
     await page.waitForSelector("[data-header][data-enhanced]");
     const html = page.locator("html");
     assert.equal(await html.getAttribute("data-theme"), "system");
-    const toggle = page.locator("[data-theme-toggle]");
+    const toggle = page.locator(".site-header [data-theme-toggle]");
     await toggle.click();
     assert.equal(await html.getAttribute("data-theme"), "light");
     await toggle.click();

@@ -46,3 +46,30 @@ describe("logout (SPEC section 4 Session)", () => {
     expect(getLogs().at(-1)).toMatchObject({ level: "error", message: "Logout failed", source: "header" });
   });
 });
+
+describe("mobile menu", () => {
+  it("is built from the server header without duplicate ids", async () => {
+    const { buildMobileMenu } = await import("../src/header/header");
+    document.body.innerHTML = `
+      <header data-header><div class="header-inner">
+        <nav id="site-nav" class="site-nav"><ul><li><a href="/" aria-current="page">Home</a></li><li><a href="/blog">Blog</a></li></ul></nav>
+        <div class="header-actions">
+          <button data-theme-toggle class="theme-toggle"></button>
+          <div data-user-menu><button data-user-menu-button><span class="user-avatar">A</span><span class="user-name">ann</span></button>
+          <div id="user-menu-panel" data-user-menu-panel><a href="/profile">Profile Settings</a><form data-logout><button>Logout</button></form></div></div>
+        </div></div></header>`;
+    const header = document.querySelector<HTMLElement>("[data-header]")!;
+    const built = buildMobileMenu(header)!;
+    expect(built.toggle.getAttribute("aria-controls")).toBe("mobile-menu");
+    expect(built.toggle.getAttribute("aria-expanded")).toBe("false");
+    expect(built.panel.hidden).toBe(true);
+    expect(header.nextElementSibling).toBe(built.panel);
+    expect(Array.from(built.panel.querySelectorAll("nav a")).map((a) => a.textContent)).toEqual(["Home", "Blog"]);
+    expect(built.panel.querySelector('[aria-current="page"]')?.textContent).toBe("Home");
+    expect(built.panel.querySelector(".user-name")?.textContent).toBe("ann");
+    expect(built.panel.querySelector("form[data-logout]")).not.toBeNull();
+    expect(built.panel.querySelector("[data-theme-toggle] .theme-toggle-label")).not.toBeNull();
+    const ids = Array.from(document.querySelectorAll("[id]")).map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

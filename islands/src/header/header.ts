@@ -3,9 +3,11 @@
  * so pages without React islands stay light:
  *
  * - scrolled style: `is-scrolled` on the header after 10px of scroll;
- * - the user menu (disclosure button + panel) and, at 768px and below, the mobile menu,
- *   whose focus is trapped (focus-trap, fetched on first use) while open; Escape and a click outside close
- *   either, and both close when the page is shown again from the back/forward cache;
+ * - the user menu (disclosure button + panel);
+ * - the mobile menu (shown at 768px and below by the CSS): a .menu-toggle button and a
+ *   #mobile-menu panel built from the server's links, with focus trapped (focus-trap,
+ *   fetched on first use) while open. Escape and a click outside close either menu, and
+ *   both close when the page comes back from the back/forward cache;
  * - the theme toggle (light -> dark -> system);
  * - Logout: POST /api/logout, then a toast, the cached data and the free-usage counter
  *   cleared, and about 100 ms later the home page. A failure is only logged (SPEC 4).
@@ -73,9 +75,14 @@ export function enhanceHeader(header: HTMLElement, options: HeaderOptions = {}):
     });
   }
 
-  // Mobile menu: the toggle shows the menu panel and traps focus in it (with the toggle).
-  const toggle = header.querySelector<HTMLButtonElement>("[data-nav-toggle]");
-  const menu = header.querySelector<HTMLElement>("[data-header-menu]");
+  // Mobile menu: built here (without JavaScript the header keeps its plain links), a
+  // .menu-toggle button in the bar and a #mobile-menu panel right after the header, with
+  // the links, the account actions and the theme toggle. Focus is trapped in toggle + panel.
+  const built = buildMobileMenu(header);
+  const toggle = built?.toggle ?? null;
+  const menu = built?.panel ?? null;
+  if (menu) cleanups.push(() => menu.remove());
+  if (toggle) cleanups.push(() => toggle.remove());
   const mobile = matchMedia(MOBILE_QUERY);
   let trap: FocusTrap | null = null;
   let trapModule: Promise<typeof import("focus-trap")> | null = null;
@@ -88,6 +95,7 @@ export function enhanceHeader(header: HTMLElement, options: HeaderOptions = {}):
     toggle.setAttribute("aria-label", open ? "Close menu" : "Open menu");
     header.classList.toggle("menu-open", open);
     document.documentElement.classList.toggle("has-open-menu", open);
+    menu.hidden = !open;
     if (open) {
       const { createFocusTrap } = await loadTrap();
       if (!mobileOpen()) return;
@@ -99,9 +107,8 @@ export function enhanceHeader(header: HTMLElement, options: HeaderOptions = {}):
         onDeactivate: () => void setMobileOpen(false),
       });
       trap.activate();
-    } else {
-      setUserOpen(false);
-      if (trap?.active) trap.deactivate();
+    } else if (trap?.active) {
+      trap.deactivate();
     }
   };
   if (toggle && menu) {
@@ -131,29 +138,35 @@ export function enhanceHeader(header: HTMLElement, options: HeaderOptions = {}):
     }
   });
 
-  // Theme toggle.
-  const themeButton = header.querySelector<HTMLButtonElement>("[data-theme-toggle]");
+  // Theme toggles (the bar's and the mobile menu's).
+  const themeButtons = [header, menu].flatMap((root) =>
+    root ? Array.from(root.querySelectorAll<HTMLButtonElement>("[data-theme-toggle]")) : [],
+  );
   const showTheme = () => {
-    if (!themeButton) return;
     const theme = getTheme();
     const shown = theme === "system" ? `system (${resolvedTheme(theme)})` : THEME_LABEL[theme];
-    themeButton.dataset.current = theme;
-    themeButton.setAttribute("aria-label", `Theme: ${shown}. Switch to ${THEME_LABEL[nextTheme(theme)]}`);
-    themeButton.title = `Theme: ${shown}`;
+    for (const button of themeButtons) {
+      button.dataset.current = theme;
+      button.setAttribute("aria-label", `Theme: ${shown}. Switch to ${THEME_LABEL[nextTheme(theme)]}`);
+      button.title = `Theme: ${shown}`;
+      const label = button.querySelector(".theme-toggle-label");
+      if (label) label.textContent = `Theme: ${THEME_LABEL[theme]}`;
+    }
   };
-  if (themeButton) {
+  if (themeButtons.length) {
     showTheme();
-    on(themeButton, "click", () => setTheme(nextTheme(getTheme())));
+    for (const button of themeButtons) on(button, "click", () => setTheme(nextTheme(getTheme())));
     cleanups.push(subscribePreferences(showTheme));
   }
 
-  // Logout.
-  const logoutForm = header.querySelector<HTMLFormElement>("[data-logout]");
-  if (logoutForm) {
-    on(logoutForm, "submit", (e) => {
-      e.preventDefault();
-      void logout(options);
-    });
+  // Logout (the user menu's form and its copy in the mobile menu).
+  for (const root of [header, menu]) {
+    for (const form of root ? Array.from(root.querySelectorAll<HTMLFormElement>("[data-logout]")) : []) {
+      on(form, "submit", (e) => {
+        e.preventDefault();
+        void logout(options);
+      });
+    }
   }
 
   header.dataset.enhanced = "";
@@ -180,4 +193,74 @@ export async function logout(options: HeaderOptions = {}): Promise<boolean> {
   const navigate = options.navigate ?? ((url: string) => window.location.assign(url));
   setTimeout(() => navigate("/"), LOGOUT_REDIRECT_MS);
   return true;
+}
+
+const MENU_ICON =
+  '<svg class="icon-open" viewBox="0 0 24 24" width="22" height="22" aria-hidden="true" focusable="false"><path d="M4 7h16M4 12h16M4 17h16" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>' +
+  '<svg class="icon-close" viewBox="0 0 24 24" width="22" height="22" aria-hidden="true" focusable="false"><path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>';
+
+/** Copies an element without its ids (the copy lives next to the original). */
+function copy<T extends Element>(el: T): T {
+  const c = el.cloneNode(true) as T;
+  for (const n of [c, ...Array.from(c.querySelectorAll("[id]"))]) n.removeAttribute("id");
+  return c;
+}
+
+/**
+ * Builds the mobile menu from the server-rendered header: the toggle goes into the bar,
+ * the panel right after the header. Returns null when the header has no navigation.
+ */
+export function buildMobileMenu(header: HTMLElement): { toggle: HTMLButtonElement; panel: HTMLElement } | null {
+  const inner = header.querySelector(".header-inner");
+  const links = header.querySelector(".site-nav ul");
+  if (!inner || !links) return null;
+
+  const toggle = document.createElement("button");
+  toggle.type = "button";
+  toggle.className = "menu-toggle";
+  toggle.dataset.navToggle = "";
+  toggle.setAttribute("aria-expanded", "false");
+  toggle.setAttribute("aria-controls", "mobile-menu");
+  toggle.setAttribute("aria-label", "Open menu");
+  toggle.innerHTML = MENU_ICON;
+  inner.append(toggle);
+
+  const panel = document.createElement("div");
+  panel.id = "mobile-menu";
+  panel.className = "mobile-menu";
+  panel.dataset.mobileMenu = "";
+  panel.hidden = true;
+
+  const nav = document.createElement("nav");
+  nav.setAttribute("aria-label", "Main menu");
+  nav.append(copy(links));
+  panel.append(nav);
+
+  const account = document.createElement("div");
+  account.className = "mobile-menu-account";
+  const userButton = header.querySelector("[data-user-menu-button]");
+  const userPanel = header.querySelector("[data-user-menu-panel]");
+  if (userButton && userPanel) {
+    const who = document.createElement("p");
+    who.className = "mobile-menu-user";
+    for (const part of userButton.querySelectorAll(".user-avatar, .user-name")) who.append(copy(part));
+    account.append(who);
+    for (const item of Array.from(userPanel.children)) account.append(copy(item));
+  } else {
+    for (const a of header.querySelectorAll(".header-actions a.btn")) account.append(copy(a));
+  }
+  panel.append(account);
+
+  const theme = header.querySelector("[data-theme-toggle]");
+  if (theme) {
+    const button = copy(theme);
+    button.classList.add("theme-toggle-wide");
+    const label = document.createElement("span");
+    label.className = "theme-toggle-label";
+    button.append(label);
+    panel.append(button);
+  }
+
+  header.after(panel);
+  return { toggle, panel };
 }
