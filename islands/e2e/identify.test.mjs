@@ -244,7 +244,8 @@ describe("identification experience", () => {
       await uploader.getByRole("heading", { name: "Identify Any Movie or TV Show" }).waitFor();
       await uploader.getByRole("radio", { name: /OpenAI/ }).waitFor();
       assert.equal(await uploader.getByRole("radio", { name: /OpenAI/ }).isChecked(), true, "recommended engine preselected");
-      assert.equal(await uploader.getByRole("radio", { name: /Anthropic/ }).isDisabled(), true);
+      assert.equal(await uploader.getByRole("radio", { name: /Anthropic/ }).count(), 0, "unavailable engines are not offered");
+      await uploader.getByText(/Not configured on this server: .*Anthropic Claude/).waitFor();
       await app.screenshot(page, `identify-uploader-${width}`);
 
       await page.locator(".id-file-input").setInputFiles(await screenshotFile());

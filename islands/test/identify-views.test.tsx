@@ -190,6 +190,32 @@ describe("shared identifications (/?id=)", () => {
 });
 
 describe("Uploader", () => {
+  it("preselects the default engine and says AI Models Updated when availability changes", async () => {
+    let models = { available: { openai: true, anthropic: true, ensemble: true }, recommended: "anthropic" };
+    routeFetch({
+      "/api/models": () => json(models)(),
+      "/api/settings": json({ ai_primary_model: "auto", openai_name: "GPT Vision" }),
+    });
+    const client = createQueryClient();
+    render(
+      <QueryClientProvider client={client}>
+        <Uploader maxFileSizeMb={10} allowedFileTypes={["png"]} />
+      </QueryClientProvider>,
+    );
+    const radio = (name: RegExp) => screen.getByRole("radio", { name }) as HTMLInputElement;
+    await waitFor(() => expect(radio(/Anthropic/).checked).toBe(true));
+    fireEvent.click(radio(/GPT Vision/));
+    expect(radio(/GPT Vision/).checked).toBe(true);
+    models = { available: { openai: false, anthropic: true, ensemble: false }, recommended: "anthropic" };
+    await act(async () => {
+      await client.invalidateQueries({ queryKey: ["/api/models"] });
+    });
+    await waitFor(() => expect(getToasts()[0]?.title).toBe("AI Models Updated"));
+    expect(radio(/Anthropic/).checked).toBe(true);
+    expect(screen.queryByRole("radio", { name: /GPT Vision/ })).toBeNull();
+    expect(screen.getByText(/Not configured on this server: .*GPT Vision/)).toBeDefined();
+  });
+
   it("validates the picked file with the settings' rules", async () => {
     routeFetch({ "/api/settings": json({ max_file_size: "1", allowed_file_types: "png,jpg" }), "/api/models": json({ available: {}, recommended: "auto" }) });
     wrap(<Uploader />);

@@ -435,29 +435,37 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
                 <span className="id-flow-num" aria-hidden="true">2</span> Choose AI Engine
               </legend>
               <div className="id-engine-list">
-                {options.map((o) => (
-                  <label key={o.id} className={`id-engine ${engine === o.id ? "is-selected" : ""} ${o.available ? "" : "is-disabled"}`}>
-                    <input
-                      type="radio"
-                      name={engineName}
-                      value={o.id}
-                      checked={engine === o.id}
-                      disabled={!o.available}
-                      onChange={() => {
-                        engineTouched.current = true;
-                        setEngine(o.id);
-                      }}
-                    />
-                    <span className="id-engine-text">
-                      <span className="id-engine-name">
-                        {o.name}
-                        {!o.available && <span className="id-engine-off"> (not configured)</span>}
+                {options
+                  .filter((o) => o.available || o.id === engine)
+                  .map((o) => (
+                    <label key={o.id} className={`id-engine ${engine === o.id ? "is-selected" : ""} ${o.available ? "" : "is-disabled"}`}>
+                      <input
+                        type="radio"
+                        name={engineName}
+                        value={o.id}
+                        checked={engine === o.id}
+                        disabled={!o.available}
+                        onChange={() => {
+                          engineTouched.current = true;
+                          setEngine(o.id);
+                        }}
+                      />
+                      <span className="id-engine-text">
+                        <span className="id-engine-name">{o.name}</span>
+                        {o.description && <span className="id-engine-desc">{o.description}</span>}
                       </span>
-                      {o.description && <span className="id-engine-desc">{o.description}</span>}
-                    </span>
-                  </label>
-                ))}
+                    </label>
+                  ))}
               </div>
+              {models.data && options.some((o) => !o.available && o.id !== "auto") && (
+                <p className="id-muted id-engine-off-list">
+                  Not configured on this server:{" "}
+                  {options
+                    .filter((o) => !o.available && o.id !== "auto")
+                    .map((o) => o.name)
+                    .join(", ")}
+                </p>
+              )}
               {models.data && !Object.values(models.data.available).some(Boolean) && (
                 <p className="id-muted id-engine-none">
                   No AI engine is configured on this server yet. The administrator needs to add a provider key.
