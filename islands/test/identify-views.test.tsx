@@ -133,6 +133,32 @@ describe("ResultView", () => {
     await waitFor(() => expect(getToasts()[0]).toMatchObject({ title: "Error", description: "Failed to copy link. Please try again." }));
   });
 
+  it("uses the native share sheet when there is one: cancel is quiet, failure says Share Failed", async () => {
+    const share = vi.fn(async (_data: ShareData) => {});
+    Object.defineProperty(navigator, "share", { value: share, configurable: true });
+    try {
+      wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);
+      fireEvent.click(screen.getByRole("button", { name: /^Share$/ }));
+      await waitFor(() => expect(share).toHaveBeenCalled());
+      expect(share.mock.calls[0]![0].url).toBe(`${location.origin}/shared/id-1`);
+      share.mockRejectedValueOnce(new DOMException("cancelled", "AbortError"));
+      fireEvent.click(screen.getByRole("button", { name: /^Share$/ }));
+      await waitFor(() => expect(share).toHaveBeenCalledTimes(2));
+      expect(getToasts()).toHaveLength(0);
+      share.mockRejectedValueOnce(new Error("boom"));
+      fireEvent.click(screen.getByRole("button", { name: /^Share$/ }));
+      await waitFor(() =>
+        expect(getToasts()[0]).toMatchObject({
+          title: "Share Failed",
+          description: "Unable to share. Please try copying the link instead.",
+          variant: "destructive",
+        }),
+      );
+    } finally {
+      delete (navigator as { share?: unknown }).share;
+    }
+  });
+
   it("Add to Collection: 401 says Sign in Required, other failures Error", async () => {
     routeFetch({ "/api/collections/items": () => new Response('{"message":"no"}', { status: 401 }) });
     wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);
