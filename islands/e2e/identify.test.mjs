@@ -200,6 +200,9 @@ async function ensureMarks(page) {
         const props = JSON.stringify({ maxFileSizeMb: 10, allowedFileTypes: ["jpg", "jpeg", "png", "webp", "mp4", "mov"], sharedId: url.searchParams.get("id"), signedIn }).replace(/'/g, "&#39;");
         body = body.replace(/<main[^>]*>/, (m) => `${m}<section class="hero"><div class="container hero-grid"><div class="hero-copy"><h1>Identify</h1></div><div class="hero-panel"><div data-island="Uploader" data-props='${props}'></div></div></div></section>`);
       }
+      if (url.pathname === "/" && !body.includes('data-island="RecentIdentifications"')) {
+        body = body.replace("</main>", `<section class="container"><h2>Recent Identifications</h2><div data-island="RecentIdentifications" data-props='{"limit":3}'></div></section></main>`);
+      }
       if (url.pathname === "/history" && !body.includes('data-island="History"')) {
         body = body.replace(/<main[^>]*>[\s\S]*<\/main>/, (m) => `${m.slice(0, m.indexOf(">") + 1)}<div class="container"><div data-island="History" data-props='{"pageSize":20}'></div></div></main>`);
         return route.fulfill({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body });
@@ -414,6 +417,16 @@ describe("identification experience", () => {
     await owner.getByText("Shareable link has been copied to your clipboard.").waitFor();
     const link = await owner.evaluate(() => navigator.clipboard.readText());
     assert.match(link, new RegExp(`^${app.url}/shared/[\\w-]+$`));
+
+    // Home lists it among the recent identifications (at most 3), linking to the result.
+    const home = await newPage(1280);
+    await openHome(home);
+    const recent = home.locator('[data-island="RecentIdentifications"]');
+    await recent.scrollIntoViewIfNeeded();
+    const card = recent.getByRole("link", { name: /The Matrix/ }).first();
+    await card.waitFor();
+    assert.match(await card.getAttribute("href"), /^\/\?id=[\w-]+$/);
+    assert.ok((await recent.getByRole("listitem").count()) <= 3);
 
     for (const width of [1280, 390]) {
       const visitor = await newPage(width);
