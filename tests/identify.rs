@@ -511,3 +511,115 @@ async fn unknown_mode_is_400() {
     assert_eq!(res.status, 400);
     assert!(leftovers(&app).is_empty());
 }
+
+/// Inserts an EXIF APP1 segment with this orientation right after the JPEG's SOI marker.
+fn with_exif_orientation(jpeg: &[u8], orientation: u16) -> Vec<u8> {
+    let mut tiff = Vec::new();
+    tiff.extend_from_slice(b"MM\x00\x2a\x00\x00\x00\x08"); // big-endian TIFF, IFD at 8
+    tiff.extend_from_slice(&1u16.to_be_bytes()); // one entry
+    tiff.extend_from_slice(&0x0112u16.to_be_bytes()); // Orientation
+    tiff.extend_from_slice(&3u16.to_be_bytes()); // SHORT
+    tiff.extend_from_slice(&1u32.to_be_bytes()); // count
+    tiff.extend_from_slice(&orientation.to_be_bytes());
+    tiff.extend_from_slice(&[0, 0]);
+    tiff.extend_from_slice(&0u32.to_be_bytes()); // no next IFD
+    let mut app1 = b"Exif\x00\x00".to_vec();
+    app1.extend_from_slice(&tiff);
+    let mut out = jpeg[..2].to_vec();
+    out.extend_from_slice(&[0xFF, 0xE1]);
+    out.extend_from_slice(&((app1.len() + 2) as u16).to_be_bytes());
+    out.extend_from_slice(&app1);
+    out.extend_from_slice(&jpeg[2..]);
+    out
+}
+
+fn sent_image(body: &Value) -> image::DynamicImage {
+    use base64::Engine as _;
+    let url = body["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["type"] == "image_url")
+        .unwrap()["image_url"]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let bytes = base64::engine::general_purpose::STANDARD.decode(&url["data:image/jpeg;base64,".len()..]).unwrap();
+    image::load_from_memory(&bytes).unwrap()
+}
+
+#[tokio::test]
+async fn exif_orientation_is_applied_before_the_engine_sees_the_picture() {
+    let openai = openai_fake(&answer("Heat", 1995, "movie", 0.8)).await;
+    let app =
+        app_with(env(&[("OPENAI_API_KEY", "k".into()), ("OPENAI_BASE_URL", format!("{}/v1", openai.uri()))])).await;
+    // Stored landscape 400x200, EXIF says "rotate 90° clockwise": the engine gets 200x400.
+    let res = upload(&app, Upload::image(with_exif_orientation(&jpeg(400, 200), 6), "openai")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let img = sent_image(&bodies(&openai).await[0]);
+    assert_eq!((img.width(), img.height()), (200, 400));
+}
+
+#[tokio::test]
+async fn a_decompression_bomb_is_refused_without_decoding() {
+    let openai = openai_fake(&answer("X", 2000, "movie", 0.5)).await;
+    let app =
+        app_with(env(&[("OPENAI_API_KEY", "k".into()), ("OPENAI_BASE_URL", format!("{}/v1", openai.uri()))])).await;
+    // A small JPEG whose frame header claims 30000x30000 pixels.
+    let mut bomb = jpeg(64, 64);
+    let sof = bomb.windows(2).position(|w| w == [0xFF, 0xC0]).expect("baseline SOF0");
+    bomb[sof + 5..sof + 7].copy_from_slice(&30000u16.to_be_bytes());
+    bomb[sof + 7..sof + 9].copy_from_slice(&30000u16.to_be_bytes());
+    let res = upload(&app, Upload::image(bomb, "openai")).await;
+    assert_eq!(res.status, 422, "{}", res.text());
+    assert!(res.json()["error"].as_str().unwrap().contains("too large"), "{}", res.text());
+    assert!(openai.received_requests().await.unwrap().is_empty());
+    assert!(leftovers(&app).is_empty());
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_mid_upload_leaves_nothing_behind() {
+    let app = app_with(env(&[("OPENAI_API_KEY", "k".into())])).await;
+    let full = Upload::image(jpeg(800, 600), "openai").request();
+    let (parts, body) = full.into_parts();
+    let bytes = axum::body::to_bytes(body, usize::MAX).await.unwrap();
+    let half = bytes.slice(..bytes.len() / 2);
+    let stream = futures::stream::iter(vec![
+        Ok::<_, std::io::Error>(half),
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "client went away")),
+    ]);
+    let req = axum::http::Request::from_parts(parts, axum::body::Body::from_stream(stream));
+    let res = app.send(req).await;
+    assert_eq!(res.status, 400, "{}", res.text());
+    assert!(leftovers(&app).is_empty(), "{:?}", leftovers(&app));
+}
+
+#[tokio::test]
+async fn an_abandoned_request_deletes_its_files() {
+    use tower::ServiceExt;
+    let s = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_completion(&answer("Slow", 2000, "movie", 0.9)))
+                .set_delay(std::time::Duration::from_secs(10)),
+        )
+        .mount(&s)
+        .await;
+    let app = app_with(env(&[("OPENAI_API_KEY", "k".into()), ("OPENAI_BASE_URL", format!("{}/v1", s.uri()))])).await;
+    let mut req = Upload::image(jpeg(640, 480), "openai").request();
+    req.headers_mut().insert(axum::http::header::ORIGIN, crate::support::ORIGIN.parse().unwrap());
+    let router = app.router.clone();
+    let task = tokio::spawn(async move { router.oneshot(req).await });
+    // Wait until the engine is being asked (the upload is on disk), then hang up.
+    for _ in 0..100 {
+        if !s.received_requests().await.unwrap_or_default().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(!leftovers(&app).is_empty(), "the request folder exists while it runs");
+    task.abort();
+    let _ = task.await;
+    assert!(leftovers(&app).is_empty(), "{:?}", leftovers(&app));
+}
