@@ -226,14 +226,14 @@ async fn ensemble_agreement_raises_confidence_and_a_failing_engine_abstains() {
         .respond_with(ResponseTemplate::new(200).set_body_json(gemini_response(&answer("Matrix", 1999, "movie", 0.7))))
         .mount(&gemini)
         .await;
+    // xAI hangs past the deadline: it costs its own vote, not the request.
     let xai = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(chat_completion(&answer(
-            "Dark City",
-            1998,
-            "movie",
-            0.8,
-        ))))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(chat_completion(&answer("Dark City", 1998, "movie", 0.8)))
+                .set_delay(std::time::Duration::from_secs(30)),
+        )
         .mount(&xai)
         .await;
     let anthropic = MockServer::start().await;
@@ -268,6 +268,7 @@ async fn ensemble_agreement_raises_confidence_and_a_failing_engine_abstains() {
     assert_eq!(vote("openai")["agreed"], true);
     assert_eq!(vote("google")["agreed"], true);
     assert_eq!(vote("xai")["agreed"], false);
+    assert!(vote("xai")["error"].as_str().unwrap().contains("deadline"), "{}", vote("xai"));
     assert!(vote("anthropic")["error"].is_string(), "overloaded engine abstains");
 }
 

@@ -142,6 +142,14 @@ pub fn no_match() -> AppError {
     )
 }
 
+/// The engines' share of the request time: all but 15 % (at least 0.5 s, at most 15 s)
+/// kept for enrichment and storing.
+pub fn engines_deadline(started: Instant, deadline: Instant) -> Instant {
+    let total = deadline.saturating_duration_since(started).as_secs_f64();
+    let reserve = (total * 0.15).clamp(0.5, 15.0);
+    deadline.checked_sub(std::time::Duration::from_secs_f64(reserve)).unwrap_or(deadline).max(Instant::now())
+}
+
 fn ms_since(t: Instant) -> u64 {
     t.elapsed().as_millis() as u64
 }
@@ -172,13 +180,16 @@ pub async fn run(state: &AppState, settings: &SettingsMap, req: Request<'_>) -> 
     let transcribe_ms = ms_since(t);
 
     let t = Instant::now();
+    // Engines must finish early enough to leave time for the catalog and storing: a hung
+    // provider then costs its own vote, not the whole request.
+    let engine_deadline = engines_deadline(req.started, req.deadline);
     let outcome = select::run(
         req.mode,
         &set,
         settings.text("ai_primary_model"),
         req.user_default.as_deref(),
         &sample,
-        req.deadline,
+        engine_deadline,
     )
     .await
     .map_err(plan_error)?

@@ -196,13 +196,42 @@ pub async fn run_ensemble(
     sample: &super::engine::Sample,
     deadline: Instant,
 ) -> Result<Outcome, EngineError> {
-    let runs = futures::future::join_all(engines.iter().map(|e| async move {
-        let (res, ms) = timed(e, sample, deadline).await;
-        (e.id(), res, ms)
-    }))
-    .await;
+    use futures::StreamExt;
+    let mut pending: futures::stream::FuturesUnordered<_> = engines
+        .iter()
+        .map(|e| async move {
+            let (res, ms) = timed(e, sample, deadline).await;
+            (e.id(), res, ms)
+        })
+        .collect();
+    let started = Instant::now();
+    let mut runs = Vec::new();
+    let mut soft_deadline = deadline;
+    loop {
+        match tokio::time::timeout_at(soft_deadline, pending.next()).await {
+            Ok(Some(run)) => {
+                if run.1.as_ref().is_ok_and(|a| !a.candidates.is_empty()) {
+                    // Once one engine has answered, the others get a bounded grace period.
+                    soft_deadline = soft_deadline.min(Instant::now() + ENSEMBLE_GRACE);
+                }
+                runs.push(run);
+            }
+            Ok(None) => break,
+            Err(_) => break,
+        }
+    }
+    drop(pending);
+    let waited = started.elapsed().as_millis() as u64;
+    for e in engines {
+        if !runs.iter().any(|(id, _, _)| *id == e.id()) {
+            runs.push((e.id(), Err(EngineError::Timeout), waited));
+        }
+    }
     vote(runs)
 }
+
+/// How long the ensemble waits for the rest after the first engine has answered.
+pub const ENSEMBLE_GRACE: Duration = Duration::from_secs(20);
 
 /// The ensemble vote over each engine's answer (see the module docs).
 pub fn vote(runs: Vec<(EngineId, Result<EngineAnswer, EngineError>, u64)>) -> Result<Outcome, EngineError> {
