@@ -218,3 +218,53 @@ async fn a_real_session_identifies_without_the_guest_limit_and_finds_its_history
     assert_eq!(app.delete("/api/history").await.status, 200);
     assert_eq!(app.get("/api/history").await.json()["total"], 0);
 }
+
+#[tokio::test]
+async fn auto_follows_admin_primary_then_user_default_then_recommended_and_falls_back() {
+    let openai = openai_fake(&answer("Heat", 1995, "movie", 0.8)).await;
+    let gemini = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(
+            wiremock::ResponseTemplate::new(200).set_body_json(gemini_response(&answer("Heat", 1995, "movie", 0.8))),
+        )
+        .mount(&gemini)
+        .await;
+    let app = TestApp::with_env([
+        ("OPENAI_API_KEY".to_string(), "k".to_string()),
+        ("OPENAI_BASE_URL".into(), format!("{}/v1", openai.uri())),
+        ("GEMINI_API_KEY".into(), "g".into()),
+        ("GEMINI_BASE_URL".into(), format!("{}/v1beta", gemini.uri())),
+    ])
+    .await;
+    let dave = make_user(&app, "dave").await;
+    let engine_for = |i: u32| {
+        let app = &app;
+        let dave = dave.clone();
+        async move {
+            let res = as_user(app, &dave, Upload::image(jpeg(300 + i, 200), "auto").request()).await;
+            assert_eq!(res.status, 200, "{}", res.text());
+            res.json()["engine"].as_str().unwrap().to_owned()
+        }
+    };
+    // Nothing chosen: the recommended engine (Gemini first).
+    assert_eq!(engine_for(0).await, "google");
+    // The user's default.
+    use sea_orm::{ActiveModelTrait, Set};
+    let mut u: reelfind::entities::user::ActiveModel =
+        reelfind::entities::user::Entity::find_by_id(dave.id).one(&app.db).await.unwrap().unwrap().into();
+    u.default_ai_model = Set(Some("openai".into()));
+    u.update(&app.db).await.unwrap();
+    assert_eq!(engine_for(1).await, "openai");
+    // The admin's primary model wins over the user's default.
+    app.state.settings.set(&app.db, "ai_primary_model", "google").await.unwrap();
+    assert_eq!(engine_for(2).await, "google");
+    // The chosen engine failing: auto falls back to the next usable one.
+    gemini.reset().await;
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .respond_with(wiremock::ResponseTemplate::new(403).set_body_json(
+            serde_json::json!({"error": {"code": 403, "message": "denied", "status": "PERMISSION_DENIED"}}),
+        ))
+        .mount(&gemini)
+        .await;
+    assert_eq!(engine_for(3).await, "openai");
+}

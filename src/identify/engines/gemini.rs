@@ -128,3 +128,27 @@ impl Engine for Gemini {
         Ok(EngineAnswer { candidates: parse_answer(Value::String(text))?, model: self.0.model.clone() })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_errors_read_retry_info_and_per_day_quotas_are_final() {
+        let body = br#"{"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED",
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "26s"}]}}"#;
+        assert_eq!(GeminiErrors.body_retry_delay(body), Some(Duration::from_secs(26)));
+        assert!(GeminiErrors.retryable(reqwest::StatusCode::TOO_MANY_REQUESTS, body));
+        let daily = br#"{"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{"violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}"#;
+        assert!(!GeminiErrors.retryable(reqwest::StatusCode::TOO_MANY_REQUESTS, daily));
+        assert!(!GeminiErrors.retryable(reqwest::StatusCode::BAD_REQUEST, b"{}"));
+    }
+
+    #[test]
+    fn a_blocked_prompt_is_a_refusal() {
+        let v = json!({"promptFeedback": {"blockReason": "SAFETY"}});
+        assert!(matches!(answer_text(&v), Err(EngineError::Refused(r)) if r == "SAFETY"));
+        let v = json!({"candidates": [{"content": {"parts": [{"text": "thinking", "thought": true}, {"text": "{\"candidates\":[]}"}]}}]});
+        assert_eq!(answer_text(&v).unwrap(), "{\"candidates\":[]}");
+    }
+}
