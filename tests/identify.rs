@@ -624,3 +624,27 @@ async fn an_abandoned_request_deletes_its_files() {
     let _ = task.await;
     assert!(leftovers(&app).is_empty(), "{:?}", leftovers(&app));
 }
+
+#[tokio::test]
+async fn catalog_answers_are_cached() {
+    let openai = openai_fake(&answer("The Matrix", 1999, "movie", 0.82)).await;
+    let tmdb = tmdb_fake().await;
+    let app = app_with(env(&[
+        ("OPENAI_API_KEY", "k".into()),
+        ("OPENAI_BASE_URL", format!("{}/v1", openai.uri())),
+        ("TMDB_READ_TOKEN", "t".into()),
+        ("TMDB_BASE_URL", format!("{}/3", tmdb.uri())),
+        ("REELFIND_IDENTIFY_PER_MINUTE", "100".into()),
+    ]))
+    .await;
+    for i in 0..2 {
+        app.clear_cookies();
+        let res = upload(&app, Upload::image(jpeg(300 + i, 200), "openai")).await;
+        assert_eq!(res.status, 200, "{}", res.text());
+        assert_eq!(res.json()["id"], 603);
+    }
+    assert_eq!(openai.received_requests().await.unwrap().len(), 2, "two different files, two engine calls");
+    let calls = tmdb.received_requests().await.unwrap();
+    assert_eq!(calls.iter().filter(|r| r.url.path() == "/3/movie/603").count(), 1, "details fetched once");
+    assert_eq!(calls.iter().filter(|r| r.url.path() == "/3/search/movie").count(), 1, "search made once");
+}
