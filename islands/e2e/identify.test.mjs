@@ -412,6 +412,19 @@ describe("identification experience", () => {
     await openHome(owner);
     await identify(owner, await screenshotFile());
     await owner.getByTestId("result-view").waitFor({ timeout: 30_000 });
+    // The review dialog: a review is required; closing it marks the identification as reviewed.
+    await owner.getByRole("button", { name: "Share Experience" }).click();
+    const review = owner.getByRole("dialog", { name: "Share Your Experience" });
+    await review.waitFor();
+    assert.equal(await review.getByRole("radio", { name: "5 stars" }).isChecked(), true, "rating defaults to 5");
+    await review.getByRole("button", { name: "Submit Review" }).click();
+    await owner.getByText("Please write a review before submitting").waitFor();
+    await app.screenshot(owner, "identify-review-1280");
+    await owner.keyboard.press("Escape");
+    await review.waitFor({ state: "hidden" });
+    const reviewedKeys = await owner.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("testimonial-completed-")));
+    assert.equal(reviewedKeys.length, 1);
+
     await owner.context().grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.url });
     await owner.getByRole("button", { name: "Share", exact: true }).click();
     await owner.getByText("Shareable link has been copied to your clipboard.").waitFor();

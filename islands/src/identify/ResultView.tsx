@@ -429,7 +429,7 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
         <span className="id-badge-success">
           <Icon name="check" size={16} /> Successfully Identified
         </span>
-        <button type="button" className="btn btn-ghost id-review-btn" onClick={() => setReviewOpen(true)}>
+        <button type="button" className="btn btn-ghost id-review-btn" onClick={() => setReviewOpen(true)} aria-label="Share Experience">
           <Icon name="message" size={18} />
           <span className="id-review-long">Share Experience</span>
           <span className="id-review-short" aria-hidden="true">

@@ -97,6 +97,7 @@ export function ReviewDialog({
           <span id={groupId} className="id-sr-only">
             {rating} of 5 stars
           </span>
+          <div className="id-star-row">
           {[1, 2, 3, 4, 5].map((n) => (
             <label key={n} className={`id-star-choice ${n <= rating ? "is-on" : ""}`}>
               <input
@@ -113,6 +114,7 @@ export function ReviewDialog({
               </span>
             </label>
           ))}
+          </div>
         </fieldset>
         <label htmlFor={textId} className="id-label">
           Your review
