@@ -139,6 +139,20 @@ describe("site shell", () => {
     app.assertNoConsoleErrors(page);
   });
 
+  test("the offline banner shows while offline and says when the connection is back", async () => {
+    const page = await app.newPage({ width: 1280 });
+    await page.goto(`${app.url}/`);
+    await page.waitForSelector("[data-header][data-enhanced]");
+    const banner = page.locator(".offline-banner");
+    assert.equal(await banner.isVisible(), false);
+    await page.context().setOffline(true);
+    await page.getByRole("status").filter({ hasText: "You're currently offline. Some features may not be available." }).waitFor();
+    await app.screenshot(page, "offline-1280");
+    await page.context().setOffline(false);
+    await page.getByRole("status").filter({ hasText: "Connection restored! You're back online." }).waitFor();
+    await banner.waitFor({ state: "hidden", timeout: 5000 });
+  });
+
   test("an unknown path shows the 404 page", async () => {
     const page = await app.newPage({ width: 1280 });
     const res = await page.goto(`${app.url}/no/such/page`);

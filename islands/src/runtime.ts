@@ -14,7 +14,7 @@
  */
 import { enhanceHeader } from "./header/header";
 import { islands } from "./islands/index";
-import { installGlobalErrorLog, logError, logWarning } from "./lib/log";
+import { installGlobalErrorLog, logError, logWarning, setLogUser } from "./lib/log";
 import { mountOfflineBanner } from "./lib/offline";
 import { initPreferences } from "./lib/theme";
 import { mountToaster, showPendingToast } from "./lib/toast";
@@ -111,6 +111,7 @@ function start() {
   mountOfflineBanner();
   const header = document.querySelector<HTMLElement>("[data-header]");
   if (header) {
+    setLogUser(header.dataset.userId ?? null);
     enhanceHeader(header, {
       onLoggedOut: () => {
         void mountModule?.then((m) => m.queryClient.clear());
