@@ -61,3 +61,36 @@ export function json(res, status, body) {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));
 }
+
+/**
+ * The page templates own the island marks (home hero: Uploader; /history: History). While a
+ * template does not have its mark yet, this puts one in, as the islands runtime test does;
+ * once the template has it, this changes nothing.
+ */
+export async function ensureMarks(page, appUrl) {
+  if (page.marksInstalled) return;
+  page.marksInstalled = true;
+  await page.route(
+    (url) => url.origin === appUrl && (url.pathname === "/" || url.pathname === "/history"),
+    async (route) => {
+      if (route.request().resourceType() !== "document") return route.continue();
+      const res = await route.fetch();
+      let body = await res.text();
+      const url = new URL(route.request().url());
+      if (url.pathname === "/" && !body.includes('data-island="Uploader"')) {
+        const signedIn = /data-user-menu|user-menu/.test(body);
+        const props = JSON.stringify({ maxFileSizeMb: 10, allowedFileTypes: ["jpg", "jpeg", "png", "webp", "mp4", "mov"], sharedId: url.searchParams.get("id"), signedIn }).replace(/'/g, "&#39;");
+        body = body.replace(/<main[^>]*>/, (m) => `${m}<section class="hero"><div class="container hero-grid"><div class="hero-copy"><h1>Identify</h1></div><div class="hero-panel"><div data-island="Uploader" data-props='${props}'></div></div></div></section>`);
+      }
+      if (url.pathname === "/" && !body.includes('data-island="RecentIdentifications"')) {
+        body = body.replace("</main>", `<section class="container"><h2>Recent Identifications</h2><div data-island="RecentIdentifications" data-props='{"limit":3}'></div></section></main>`);
+      }
+      if (url.pathname === "/history" && !body.includes('data-island="History"')) {
+        body = body.replace(/<main[^>]*>[\s\S]*<\/main>/, (m) => `${m.slice(0, m.indexOf(">") + 1)}<div class="container"><div data-island="History" data-props='{"pageSize":20}'></div></div></main>`);
+        return route.fulfill({ status: 200, headers: { "content-type": "text/html; charset=utf-8" }, body });
+      }
+      await route.fulfill({ response: res, body });
+    },
+  );
+}
+

@@ -475,10 +475,12 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
               {ts && typeof ts.at === "number" && (
                 <p className="id-timestamp">
                   <Icon name="clock" size={16} /> Found at {formatClock(ts.at)}
-                  <span className="id-muted">
-                    {" "}
-                    (scene {formatClock(ts.from)}–{formatClock(ts.to)})
-                  </span>
+                  {formatClock(ts.from) !== formatClock(ts.to) && (
+                    <span className="id-muted">
+                      {" "}
+                      (scene {formatClock(ts.from)}–{formatClock(ts.to)})
+                    </span>
+                  )}
                 </p>
               )}
               {result.previewUrl && (
