@@ -3,6 +3,8 @@ pub use sea_orm_migration::prelude::*;
 
 mod m20261122_000001_foundation;
 mod m20261122_100000_accounts;
+mod m20261122_300000_testimonials;
+mod m20261122_300001_blog_seed;
 mod m20261122_400000_identify;
 
 pub struct Migrator;
@@ -13,6 +15,8 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261122_000001_foundation::Migration),
             Box::new(m20261122_100000_accounts::Migration),
+            Box::new(m20261122_300000_testimonials::Migration),
+            Box::new(m20261122_300001_blog_seed::Migration),
             Box::new(m20261122_400000_identify::Migration),
         ]
     }

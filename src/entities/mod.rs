@@ -9,4 +9,5 @@ pub mod metadata_cache;
 pub mod oauth_state;
 pub mod session;
 pub mod setting;
+pub mod testimonial;
 pub mod user;

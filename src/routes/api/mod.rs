@@ -1,11 +1,13 @@
 //! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
 pub mod accounts;
 pub mod admin;
+pub mod blog;
 pub mod google;
 pub mod identify;
 pub mod library;
 pub mod profiles;
 pub mod site;
+pub mod testimonials;
 
 use axum::Router;
 
@@ -20,6 +22,8 @@ pub fn router() -> Router<AppState> {
         .merge(profiles::router())
         .merge(identify::router())
         .merge(library::router())
+        .merge(blog::router())
+        .merge(testimonials::router())
         .fallback(api_not_found)
 }
 

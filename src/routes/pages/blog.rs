@@ -1,0 +1,345 @@
+//! `/blog` (list with search, category filter and pagination) and `/blog/{slug}`.
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::entities::blog_post;
+use crate::error::{AppError, AppResult};
+use crate::routes::api::blog::default_author;
+use crate::services::blog::{self, ListQuery, PAGE_SIZE};
+use crate::state::AppState;
+use crate::views::PageCtx;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/blog", get(index)).route("/blog/{slug}", get(show))
+}
+
+/// A post as a card or article header shows it.
+#[derive(Debug, Clone)]
+pub struct PostView {
+    pub href: String,
+    pub title: String,
+    pub excerpt: String,
+    pub category: String,
+    pub image: Option<String>,
+    pub date_iso: String,
+    pub date_human: String,
+    pub read_time: u32,
+    pub author: String,
+    pub tags: Vec<String>,
+}
+
+impl PostView {
+    pub fn from_model(p: &blog_post::Model, default_author: &str) -> Self {
+        Self {
+            href: format!("/blog/{}", p.slug),
+            title: p.title.clone(),
+            excerpt: blog::excerpt(p),
+            category: p.category.clone(),
+            image: p.featured_image.as_deref().and_then(safe_image_url),
+            date_iso: p.created_at.to_rfc3339(),
+            date_human: p.created_at.format("%B %-d, %Y").to_string(),
+            read_time: blog::read_time_minutes(&p.content),
+            author: p.author_name.clone().filter(|a| !a.trim().is_empty()).unwrap_or_else(|| default_author.to_owned()),
+            tags: p.tags.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect(),
+        }
+    }
+
+    /// The first letter of the category, shown on cards without an image.
+    pub fn monogram(&self) -> String {
+        self.category
+            .chars()
+            .next()
+            .or(self.title.chars().next())
+            .map(|c| c.to_uppercase().collect())
+            .unwrap_or_default()
+    }
+
+    /// A stable colour variant (0-5) per category for cards without an image.
+    pub fn tone(&self) -> u32 {
+        self.category.bytes().fold(0u32, |a, b| a.wrapping_mul(31).wrapping_add(b as u32)) % 6
+    }
+}
+
+/// Images only from http(s) or this site; anything else (javascript:, data:) is dropped.
+fn safe_image_url(url: &str) -> Option<String> {
+    let u = url.trim();
+    let ok = u.starts_with("https://") || u.starts_with("http://") || (u.starts_with('/') && !u.starts_with("//"));
+    (ok && !u.contains('"')).then(|| u.to_owned())
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub struct BlogPageParams {
+    pub page: Option<String>,
+    pub search: Option<String>,
+    pub category: Option<String>,
+    pub tag: Option<String>,
+}
+
+pub struct CategoryLink {
+    pub label: String,
+    pub href: String,
+    pub current: bool,
+}
+
+pub struct PageLink {
+    pub number: u64,
+    pub url: String,
+    pub current: bool,
+    /// A "…" between distant page numbers.
+    pub gap: bool,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "blog/index.html")]
+pub struct BlogIndexPage {
+    pub ctx: PageCtx,
+    pub search: String,
+    pub category: String,
+    pub tag: String,
+    pub categories: Vec<CategoryLink>,
+    pub featured: Option<PostView>,
+    pub posts: Vec<PostView>,
+    pub total: u64,
+    pub page: u64,
+    pub pages: Vec<PageLink>,
+    pub prev: Option<String>,
+    pub next: Option<String>,
+    pub failed: bool,
+    pub retry_url: String,
+}
+
+impl BlogIndexPage {
+    pub fn filtered(&self) -> bool {
+        !self.search.is_empty() || !self.category.is_empty() || !self.tag.is_empty()
+    }
+}
+
+/// `/blog?search=&category=&tag=&page=`, every link keeping the other filters.
+fn list_url(search: &str, category: &str, tag: &str, page: u64) -> String {
+    let mut q = url::form_urlencoded::Serializer::new(String::new());
+    if !search.is_empty() {
+        q.append_pair("search", search);
+    }
+    if !category.is_empty() {
+        q.append_pair("category", category);
+    }
+    if !tag.is_empty() {
+        q.append_pair("tag", tag);
+    }
+    if page > 1 {
+        q.append_pair("page", &page.to_string());
+    }
+    let q = q.finish();
+    if q.is_empty() { "/blog".into() } else { format!("/blog?{q}") }
+}
+
+/// Page numbers to show: all when there are few, else the ends and the neighbourhood of
+/// the current page with gaps.
+fn page_numbers(current: u64, last: u64) -> Vec<(u64, bool)> {
+    if last <= 7 {
+        return (1..=last).map(|n| (n, false)).collect();
+    }
+    let mut out = Vec::new();
+    let mut prev = 0;
+    for n in 1..=last {
+        if n == 1 || n == last || n.abs_diff(current) <= 1 {
+            if prev != 0 && n > prev + 1 {
+                out.push((0, true));
+            }
+            out.push((n, false));
+            prev = n;
+        }
+    }
+    out
+}
+
+async fn index(State(state): State<AppState>, ctx: PageCtx, Query(p): Query<BlogPageParams>) -> AppResult<Response> {
+    let clean = |s: Option<String>| s.map(|s| s.trim().chars().take(100).collect::<String>()).unwrap_or_default();
+    let search = clean(p.search);
+    let category = clean(p.category);
+    let tag = clean(p.tag);
+    let page = p.page.as_deref().and_then(|s| s.trim().parse::<u64>().ok()).filter(|n| *n >= 1).unwrap_or(1);
+    let author = default_author(&ctx.site.name);
+    let site_name = ctx.site.name.clone();
+
+    let q = ListQuery {
+        offset: (page - 1).saturating_mul(PAGE_SIZE),
+        limit: PAGE_SIZE,
+        tag: Some(tag.clone()),
+        category: Some(category.clone()),
+        search: Some(search.clone()),
+    };
+    let loaded = async {
+        let (posts, total) = blog::list(&state.db, &q).await?;
+        let cats = blog::categories(&state.db).await?;
+        Ok::<_, sea_orm::DbErr>((posts, total, cats))
+    }
+    .await;
+
+    let (posts, total, cats, failed) = match loaded {
+        Ok((posts, total, cats)) => (posts, total, cats, false),
+        Err(e) => {
+            tracing::error!(error = %e, "blog list could not be loaded");
+            (Vec::new(), 0, Vec::new(), true)
+        }
+    };
+    let mut views: Vec<PostView> = posts.iter().map(|p| PostView::from_model(p, &author)).collect();
+    let featured = if page == 1 && !views.is_empty() { Some(views.remove(0)) } else { None };
+    let last = total.div_ceil(PAGE_SIZE).max(1);
+    let pages = page_numbers(page.min(last), last)
+        .into_iter()
+        .map(|(n, gap)| PageLink { number: n, url: list_url(&search, &category, &tag, n), current: n == page, gap })
+        .collect();
+    let prev = (page > 1 && page <= last).then(|| list_url(&search, &category, &tag, page - 1));
+    let next = (page < last).then(|| list_url(&search, &category, &tag, page + 1));
+    let mut categories =
+        vec![CategoryLink { label: "All".into(), href: list_url(&search, "", &tag, 1), current: category.is_empty() }];
+    categories.extend(cats.into_iter().map(|c| CategoryLink {
+        current: c.eq_ignore_ascii_case(&category),
+        href: list_url(&search, &c, &tag, 1),
+        label: c,
+    }));
+
+    let title = if !category.is_empty() {
+        format!("{category} Articles")
+    } else if page > 1 {
+        format!("Blog - Page {page}")
+    } else {
+        "Blog".to_owned()
+    };
+    let mut ctx = ctx.titled(
+        title,
+        format!(
+            "Guides, tips and behind-the-scenes articles from {site_name}: better screenshots, how the AI engines work, privacy and more."
+        ),
+    );
+    ctx.meta.canonical = format!("{}{}", ctx.site.origin, list_url("", &category, &tag, page));
+    if !search.is_empty() {
+        // Search result pages are not worth indexing.
+        ctx.meta.noindex = true;
+    }
+    if featured.is_some() || !views.is_empty() {
+        let items: Vec<_> = featured
+            .iter()
+            .chain(views.iter())
+            .enumerate()
+            .map(|(i, v)| json!({"@type": "ListItem", "position": i + 1, "url": format!("{}{}", ctx.site.origin, v.href), "name": v.title}))
+            .collect();
+        let blog_url = format!("{}/blog", ctx.site.origin);
+        ctx = ctx.with_json_ld(&json!({
+            "@context": "https://schema.org",
+            "@type": "Blog",
+            "name": format!("{site_name} Blog"),
+            "url": blog_url,
+            "blogPost": { "@type": "ItemList", "itemListElement": items },
+        }));
+    }
+    let retry_url = list_url(&search, &category, &tag, page);
+    let status = if failed { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+    let body = BlogIndexPage {
+        ctx,
+        search,
+        category,
+        tag,
+        categories,
+        featured,
+        posts: views,
+        total,
+        page,
+        pages,
+        prev,
+        next,
+        failed,
+        retry_url,
+    };
+    Ok((status, body).into_response())
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "blog/show.html")]
+pub struct BlogShowPage {
+    pub ctx: PageCtx,
+    pub post: PostView,
+    /// Sanitised HTML of the article body.
+    pub body_html: String,
+    pub related: Vec<PostView>,
+}
+
+async fn show(State(state): State<AppState>, ctx: PageCtx, Path(slug): Path<String>) -> AppResult<BlogShowPage> {
+    let model = blog::find_published(&state.db, &slug).await?.ok_or(AppError::NotFound)?;
+    let author = default_author(&ctx.site.name);
+    let post = PostView::from_model(&model, &author);
+    let related = blog::related(&state.db, &model, 3).await?.iter().map(|p| PostView::from_model(p, &author)).collect();
+    let body_html = blog::render_markdown(&model.content);
+    let origin = ctx.site.origin.clone();
+    let url = format!("{origin}{}", post.href);
+    let mut ctx = ctx.titled(post.title.clone(), blog::truncate_words(&post.excerpt, 160));
+    ctx.meta.og_type = "article";
+    ctx.meta.og_image =
+        post.image.as_ref().map(|i| if i.starts_with('/') { format!("{origin}{i}") } else { i.clone() });
+    let publisher = json!({ "@type": "Organization", "name": ctx.site.company_name, "url": ctx.site.company_url });
+    let mut article = json!({
+        "@context": "https://schema.org",
+        "@type": "Article",
+        "headline": post.title,
+        "description": post.excerpt,
+        "datePublished": model.created_at.to_rfc3339(),
+        "dateModified": model.updated_at.to_rfc3339(),
+        "author": if model.author_name.as_deref().is_some_and(|a| !a.trim().is_empty()) {
+            json!({ "@type": "Person", "name": post.author })
+        } else {
+            json!({ "@type": "Organization", "name": post.author })
+        },
+        "publisher": publisher,
+        "mainEntityOfPage": { "@type": "WebPage", "@id": url },
+        "articleSection": post.category,
+        "keywords": post.tags.join(", "),
+        "wordCount": model.content.split_whitespace().count(),
+    });
+    if let Some(img) = &ctx.meta.og_image {
+        article["image"] = json!([img]);
+    }
+    let ctx = ctx.with_json_ld(&article).with_json_ld(&json!({
+        "@context": "https://schema.org",
+        "@type": "BreadcrumbList",
+        "itemListElement": [
+            { "@type": "ListItem", "position": 1, "name": "Home", "item": format!("{origin}/") },
+            { "@type": "ListItem", "position": 2, "name": "Blog", "item": format!("{origin}/blog") },
+            { "@type": "ListItem", "position": 3, "name": post.title, "item": url },
+        ],
+    }));
+    Ok(BlogShowPage { ctx, post, body_html, related })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn page_numbers_collapse_with_gaps() {
+        assert_eq!(page_numbers(1, 3), vec![(1, false), (2, false), (3, false)]);
+        let p = page_numbers(5, 10);
+        let shown: Vec<u64> = p.iter().map(|(n, _)| *n).collect();
+        assert_eq!(shown, vec![1, 0, 4, 5, 6, 0, 10]);
+    }
+
+    #[test]
+    fn list_urls_keep_filters_and_drop_page_one() {
+        assert_eq!(list_url("", "", "", 1), "/blog");
+        assert_eq!(list_url("a b", "Guides", "", 2), "/blog?search=a+b&category=Guides&page=2");
+    }
+
+    #[test]
+    fn unsafe_image_urls_are_dropped() {
+        assert_eq!(safe_image_url("javascript:alert(1)"), None);
+        assert_eq!(safe_image_url("//evil.example/x.png"), None);
+        assert_eq!(safe_image_url("/assets/x.png").as_deref(), Some("/assets/x.png"));
+    }
+}

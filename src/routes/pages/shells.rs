@@ -1,0 +1,74 @@
+//! Pages whose content is an island: the server renders the frame, the heading and a
+//! useful fallback, the island does the rest.
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::routing::get;
+use serde::Serialize;
+
+use crate::views::{Island, PageCtx};
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/test", get(test)).route("/pwa-settings", get(pwa_settings)).route("/history", get(history))
+}
+
+use crate::state::AppState;
+
+#[derive(Serialize)]
+struct NoProps {}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "pages/test.html")]
+pub struct TestPage {
+    pub ctx: PageCtx,
+    pub island: Island,
+}
+
+/// `/test`: production checks of API connectivity and interactivity.
+async fn test(ctx: PageCtx) -> TestPage {
+    let ctx = ctx
+        .titled(
+            "Production Test",
+            "Check that the API answers and the interactive parts of the site work in your browser.",
+        )
+        .noindex();
+    TestPage { ctx, island: Island::new("TestPage", &NoProps {}) }
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "pages/pwa_settings.html")]
+pub struct PwaSettingsPage {
+    pub ctx: PageCtx,
+    pub island: Island,
+}
+
+/// `/pwa-settings`: install the app and manage notifications.
+async fn pwa_settings(ctx: PageCtx) -> PwaSettingsPage {
+    let name = ctx.site.name.clone();
+    let ctx = ctx.titled(
+        "App & Notification Settings",
+        format!("Install {name} on your phone or desktop and choose which notifications you receive."),
+    );
+    PwaSettingsPage { ctx, island: Island::new("PwaSettings", &NoProps {}) }
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "pages/history.html")]
+pub struct HistoryPage {
+    pub ctx: PageCtx,
+    pub island: Island,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct HistoryProps {
+    page_size: u8,
+}
+
+/// `/history`: signed out, an invitation to sign in; signed in, the history island.
+async fn history(ctx: PageCtx) -> HistoryPage {
+    let ctx = ctx
+        .titled("Identification History", "Every movie and TV show you have identified, searchable and sortable.")
+        .noindex();
+    HistoryPage { ctx, island: Island::new("History", &HistoryProps { page_size: 20 }) }
+}

@@ -1,0 +1,38 @@
+//! `/terms-of-service`. The footer links to the `terms_url` setting, which defaults here.
+use askama::Template;
+use askama_web::WebTemplate;
+use axum::Router;
+use axum::extract::State;
+use axum::routing::get;
+
+use super::human_list;
+use crate::error::AppResult;
+use crate::services::settings::SettingsExt;
+use crate::state::AppState;
+use crate::views::PageCtx;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/terms-of-service", get(terms))
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "pages/terms.html")]
+pub struct TermsPage {
+    pub ctx: PageCtx,
+    pub max_file_size_mb: u64,
+    pub file_types: String,
+}
+
+async fn terms(State(state): State<AppState>, ctx: PageCtx) -> AppResult<TermsPage> {
+    let settings = state.settings().await?;
+    let name = ctx.site.name.clone();
+    let ctx = ctx.titled(
+        "Terms of Service",
+        format!("The terms for using {name}: uploads, accounts, reviews, acceptable use and privacy."),
+    );
+    Ok(TermsPage {
+        ctx,
+        max_file_size_mb: settings.max_file_size_mb(),
+        file_types: human_list(&settings.allowed_file_types()),
+    })
+}
