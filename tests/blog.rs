@@ -273,8 +273,9 @@ async fn article_markdown_is_sanitised() {
     assert!(lower.contains("href=\"https://example.com/ok\""), "{prose}");
     assert_eq!(res.count(".prose h2"), 1, "the article's own h1 becomes h2");
     assert_eq!(res.count("h1"), 1);
-    // Whole page: the only scripts are JSON-LD.
-    assert_eq!(res.count("script:not([type='application/ld+json'])"), res.count("script[type=module]"));
+    // Whole page: no script carries the post's payload.
+    assert_eq!(res.count(".prose script, .prose iframe, .prose [onerror], .prose [onclick]"), 0);
+    assert!(res.select_all_text("script").iter().all(|s| !s.contains("alert(")));
 }
 
 #[tokio::test]
