@@ -217,8 +217,8 @@ describe("identification experience", () => {
       await openHome(page);
       const uploader = page.locator('[data-island="Uploader"]');
       await uploader.getByRole("heading", { name: "Identify Any Movie or TV Show" }).waitFor();
-      await uploader.getByRole("radio", { name: /OpenAI/ }).waitFor();
-      assert.equal(await uploader.getByRole("radio", { name: /OpenAI/ }).isChecked(), true, "recommended engine preselected");
+      // The recommended engine is preselected once models and settings are in.
+      await uploader.getByRole("radio", { name: /OpenAI/, checked: true }).waitFor();
       assert.equal(await uploader.getByRole("radio", { name: /Anthropic/ }).count(), 0, "unavailable engines are not offered");
       await uploader.getByText(/Not configured on this server: .*Anthropic Claude/).waitFor();
       await app.screenshot(page, `identify-uploader-${width}`);
@@ -390,7 +390,7 @@ describe("identification experience", () => {
     await review.waitFor();
     assert.equal(await review.getByRole("radio", { name: "5 stars" }).isChecked(), true, "rating defaults to 5");
     await review.getByRole("button", { name: "Submit Review" }).click();
-    await owner.getByText("Please write a review before submitting").waitFor();
+    await review.getByRole("alert").getByText("Review required - Please write a review before submitting").waitFor();
     await app.screenshot(owner, "identify-review-1280");
     await owner.keyboard.press("Escape");
     await review.waitFor({ state: "hidden" });

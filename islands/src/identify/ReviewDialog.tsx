@@ -46,20 +46,25 @@ export function ReviewDialog({
   const [rating, setRating] = useState(5);
   const [review, setReview] = useState("");
   const [sending, setSending] = useState(false);
+  // Shown inside the dialog too: a toast sits under a modal dialog's backdrop.
+  const [problem, setProblem] = useState<string | null>(null);
   const textId = useId();
   const groupId = useId();
 
   const close = () => {
+    setProblem(null);
     if (identificationId) setItem(StorageKeys.testimonialCompleted(identificationId), "true");
     onClose();
   };
 
   const submit = async () => {
-    const problem = reviewProblem(review, !!user.data);
-    if (problem) {
-      toast({ ...problem, variant: "destructive" });
+    const found = reviewProblem(review, !!user.data);
+    if (found) {
+      setProblem(`${found.title} - ${found.description}`);
+      toast({ ...found, variant: "destructive" });
       return;
     }
+    setProblem(null);
     setSending(true);
     try {
       await submitReview({ rating, review: review.trim(), movieTitle, identificationId });
@@ -70,8 +75,13 @@ export function ReviewDialog({
       close();
     } catch (error) {
       const s = statusOf(error);
-      if (s === 401) toast({ ...REVIEW_TEXTS.signIn, variant: "destructive" });
-      else toast({ title: "Error", description: REVIEW_TEXTS.failed, variant: "destructive" });
+      if (s === 401) {
+        setProblem(`${REVIEW_TEXTS.signIn.title} - ${REVIEW_TEXTS.signIn.description}`);
+        toast({ ...REVIEW_TEXTS.signIn, variant: "destructive" });
+      } else {
+        setProblem(REVIEW_TEXTS.failed);
+        toast({ title: "Error", description: REVIEW_TEXTS.failed, variant: "destructive" });
+      }
     } finally {
       setSending(false);
     }
@@ -128,6 +138,11 @@ export function ReviewDialog({
           onChange={(e) => setReview(e.target.value)}
           placeholder="Tell others how the identification went..."
         />
+        {problem && (
+          <p className="id-invalid id-review-problem" role="alert">
+            {problem}
+          </p>
+        )}
         <div className="island-dialog-actions">
           <button type="button" className="btn btn-ghost" onClick={close} disabled={sending}>
             Cancel
