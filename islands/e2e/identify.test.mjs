@@ -392,7 +392,16 @@ describe("identification experience", () => {
     await review.getByRole("button", { name: "Submit Review" }).click();
     await review.getByRole("alert").getByText("Review required - Please write a review before submitting").waitFor();
     await app.screenshot(owner, "identify-review-1280");
-    await owner.keyboard.press("Escape");
+    await review.getByRole("radio", { name: "4 stars" }).check({ force: true });
+    await review.getByLabel("Your review").fill("Found the film from one blurry frame.");
+    const posted = owner.waitForRequest((r) => r.url().endsWith("/api/testimonials") && r.method() === "POST");
+    await review.getByRole("button", { name: "Submit Review" }).click();
+    const sent = JSON.parse((await posted).postData());
+    assert.equal(sent.rating, 4);
+    assert.equal(sent.review, "Found the film from one blurry frame.");
+    assert.equal(sent.movieTitle, "The Matrix");
+    assert.ok(sent.identificationId);
+    await owner.getByText("Thank you for your review!").waitFor();
     await review.waitFor({ state: "hidden" });
     const reviewedKeys = await owner.evaluate(() => Object.keys(localStorage).filter((k) => k.startsWith("testimonial-completed-")));
     assert.equal(reviewedKeys.length, 1);
