@@ -59,6 +59,7 @@ struct AuthProps {
     google_enabled: bool,
     error: Option<String>,
     initial_tab: &'static str,
+    site_name: String,
 }
 
 #[derive(Template, WebTemplate)]
@@ -80,6 +81,7 @@ async fn auth_page(ctx: PageCtx, State(state): State<AppState>, Query(q): Query<
         google_enabled: state.config.accounts.google_enabled(),
         error: error.map(|_| q.error.clone()),
         initial_tab: if signup { "signup" } else { "signin" },
+        site_name: ctx.site.name.clone(),
     };
     let ctx = ctx.titled("Sign In or Sign Up", "Sign in to Reelfind or create a free account.").noindex();
     AuthPage { ctx, island: Island::new("AuthScreen", &props), error, signup }.into_response()
@@ -155,8 +157,10 @@ pub struct VerifyQuery {
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct VerifyProps<'a> {
     token: &'a str,
+    contact_email: &'a str,
 }
 
 async fn verify_page(
@@ -190,7 +194,7 @@ async fn render_verify(ctx: PageCtx, state: &AppState, token: String, confirm: b
         None
     };
     let ctx = ctx.titled("Verify Email", "Confirm your email address.").noindex();
-    let island = Island::new("VerifyEmail", &VerifyProps { token: &token });
+    let island = Island::new("VerifyEmail", &VerifyProps { token: &token, contact_email: &ctx.site.contact_email });
     Ok(VerifyPage { ctx, island, outcome }.into_response())
 }
 

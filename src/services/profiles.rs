@@ -11,11 +11,13 @@ pub const DEFAULT_BIO: &str = "Movie enthusiast";
 /// Engines a person may pick as their default (SPEC 4 "Engine mode", plus the Library engine).
 pub const AI_MODELS: &[&str] = &["auto", "google", "openai", "xai", "anthropic", "ensemble", "library"];
 
-/// How many identifications this user has made. Identification history is stored by the
-/// identify feature; until its table exists this is 0. The identify engineer replaces the
-/// body with a count over their table.
-pub async fn total_identifications(_db: &impl ConnectionTrait, _user_id: i64) -> Result<u64, sea_orm::DbErr> {
-    Ok(0)
+/// How many identifications this user has made (their rows in `identifications`).
+pub async fn total_identifications(db: &impl ConnectionTrait, user_id: i64) -> Result<u64, sea_orm::DbErr> {
+    use sea_orm::{ColumnTrait, PaginatorTrait, QueryFilter};
+    crate::entities::identification::Entity::find()
+        .filter(crate::entities::identification::Column::UserId.eq(user_id))
+        .count(db)
+        .await
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -14,8 +14,12 @@ export type IslandModule = { default: ComponentType<any> };
 export type IslandLoader = () => Promise<IslandModule>;
 
 export const islands: Record<string, IslandLoader> = {
+  AuthScreen: () => import("./AuthScreen"),
   Demo: () => import("./Demo"),
   History: () => import("./History"),
+  PendingVerification: () => import("./PendingVerification"),
+  Profile: () => import("./Profile"),
   RecentIdentifications: () => import("./RecentIdentifications"),
   Uploader: () => import("./Uploader"),
+  VerifyEmail: () => import("./VerifyEmail"),
 };

@@ -1,0 +1,205 @@
+/**
+ * The profile screen (SPEC "Profile screen"): side card and the tabs Profile, Settings,
+ * Collections and Achievements. Settings is a real form: display name, bio and default
+ * engine, saved with PUT /api/profiles/me and PUT /api/profiles/preferences.
+ * Props (from the server): `{ user, initial, defaultAiModel, aiModels }`.
+ */
+import { useQuery, useQueryClient } from "@tanstack/react-query";
+import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { getJson, putJson } from "../lib/api";
+import { useToast } from "../lib/useToast";
+import { serverMessage } from "../accounts/shared";
+
+export interface ProfileData {
+  profile: {
+    displayName: string | null;
+    bio: string;
+    profilePicture: string | null;
+    totalIdentifications: number;
+    username?: string;
+    email?: string;
+    memberSince?: string;
+  };
+  achievements: unknown[];
+}
+
+export interface ProfileProps {
+  user: { username: string; email: string; createdAt: string };
+  initial: ProfileData;
+  defaultAiModel?: string;
+  aiModels?: string[];
+}
+
+const PROFILE_KEY = ["/api/profiles/me"] as const;
+const PREFS_KEY = ["/api/profiles/preferences"] as const;
+
+const TABS = [
+  ["profile", "Profile"],
+  ["settings", "Settings"],
+  ["collections", "Collections"],
+  ["achievements", "Achievements"],
+] as const;
+type TabKey = (typeof TABS)[number][0];
+
+const ENGINE_LABELS: Record<string, string> = {
+  auto: "Auto (recommended)",
+  google: "Google Gemini",
+  openai: "OpenAI GPT",
+  xai: "xAI Grok",
+  anthropic: "Anthropic Claude",
+  ensemble: "Ensemble",
+  library: "Library",
+};
+
+function memberSince(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? "Unknown date" : d.toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" });
+}
+
+export default function Profile({ user, initial, defaultAiModel = "auto", aiModels = Object.keys(ENGINE_LABELS) }: ProfileProps) {
+  const { toast } = useToast();
+  const queryClient = useQueryClient();
+  const id = useId();
+  const [tab, setTab] = useState<TabKey>("profile");
+  const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
+  const { data } = useQuery({ queryKey: PROFILE_KEY, queryFn: () => getJson<ProfileData>("/api/profiles/me"), initialData: initial });
+  const prefs = useQuery({
+    queryKey: PREFS_KEY,
+    queryFn: () => getJson<{ defaultAiModel: string }>("/api/profiles/preferences"),
+    initialData: { defaultAiModel },
+  });
+  const p = data.profile;
+  const [form, setForm] = useState({ displayName: p.displayName ?? "", bio: p.bio === "Movie enthusiast" ? "" : p.bio, model: prefs.data.defaultAiModel });
+  const [saving, setSaving] = useState(false);
+  const name = p.displayName || user.username;
+
+  async function save(e: FormEvent) {
+    e.preventDefault();
+    setSaving(true);
+    try {
+      const updated = await putJson<ProfileData>("/api/profiles/me", { displayName: form.displayName, bio: form.bio });
+      const pr = await putJson<{ defaultAiModel: string }>("/api/profiles/preferences", { defaultAiModel: form.model });
+      queryClient.setQueryData(PROFILE_KEY, updated);
+      queryClient.setQueryData(PREFS_KEY, pr);
+      toast({ title: "Profile updated", description: "Your changes have been saved." });
+    } catch (err) {
+      toast({ title: "Update failed", description: serverMessage(err, "Failed to save your profile."), variant: "destructive" });
+    } finally {
+      setSaving(false);
+    }
+  }
+
+  function onTabKey(e: KeyboardEvent, index: number) {
+    let next = index;
+    if (e.key === "ArrowRight") next = (index + 1) % TABS.length;
+    else if (e.key === "ArrowLeft") next = (index - 1 + TABS.length) % TABS.length;
+    else if (e.key === "Home") next = 0;
+    else if (e.key === "End") next = TABS.length - 1;
+    else return;
+    e.preventDefault();
+    const key = TABS[next]![0];
+    setTab(key);
+    tabRefs.current[key]?.focus();
+  }
+
+  return (
+    <div className="profile-layout" data-testid="profile">
+      <aside className="profile-card" aria-label="Profile summary">
+        {p.profilePicture ? (
+          <img className="profile-avatar" src={p.profilePicture} alt="" width={96} height={96} referrerPolicy="no-referrer" />
+        ) : (
+          <div className="profile-avatar" aria-hidden="true">
+            {user.username.charAt(0).toUpperCase()}
+          </div>
+        )}
+        <h1 className="profile-name">{name}</h1>
+        <p className="profile-bio">{p.bio}</p>
+        <dl className="profile-stats">
+          <div>
+            <dt>Identifications</dt>
+            <dd>{p.totalIdentifications}</dd>
+          </div>
+          <div>
+            <dt>Achievements</dt>
+            <dd>{data.achievements.length}</dd>
+          </div>
+        </dl>
+      </aside>
+      <div className="profile-main">
+        <div className="profile-tabs" role="tablist" aria-label="Profile sections">
+          {TABS.map(([key, label], i) => (
+            <button
+              key={key}
+              ref={(el) => {
+                tabRefs.current[key] = el;
+              }}
+              type="button"
+              role="tab"
+              id={`${id}-${key}-tab`}
+              aria-selected={tab === key}
+              aria-controls={`${id}-${key}-panel`}
+              tabIndex={tab === key ? 0 : -1}
+              className="profile-tab"
+              onClick={() => setTab(key)}
+              onKeyDown={(e) => onTabKey(e, i)}
+            >
+              {label}
+            </button>
+          ))}
+        </div>
+        <div className="profile-panel" role="tabpanel" id={`${id}-${tab}-panel`} aria-labelledby={`${id}-${tab}-tab`}>
+          {tab === "profile" && (
+            <dl className="profile-fields">
+              <div>
+                <dt>Username</dt>
+                <dd>{user.username}</dd>
+              </div>
+              <div>
+                <dt>Email</dt>
+                <dd>{user.email}</dd>
+              </div>
+              <div>
+                <dt>Member since</dt>
+                <dd>{memberSince(user.createdAt)}</dd>
+              </div>
+            </dl>
+          )}
+          {tab === "settings" && (
+            <form className="profile-form" onSubmit={save}>
+              <label htmlFor={`${id}-dn`}>Display name</label>
+              <input
+                id={`${id}-dn`}
+                value={form.displayName}
+                maxLength={50}
+                placeholder={user.username}
+                onChange={(e) => setForm({ ...form, displayName: e.target.value })}
+              />
+              <label htmlFor={`${id}-bio`}>Bio</label>
+              <textarea
+                id={`${id}-bio`}
+                value={form.bio}
+                maxLength={500}
+                rows={4}
+                placeholder="Movie enthusiast"
+                onChange={(e) => setForm({ ...form, bio: e.target.value })}
+              />
+              <label htmlFor={`${id}-engine`}>Default AI engine</label>
+              <select id={`${id}-engine`} value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
+                {aiModels.map((m) => (
+                  <option key={m} value={m}>
+                    {ENGINE_LABELS[m] ?? m}
+                  </option>
+                ))}
+              </select>
+              <button className="btn btn-primary" type="submit" disabled={saving}>
+                {saving ? "Saving..." : "Save Changes"}
+              </button>
+            </form>
+          )}
+          {tab === "collections" && <p className="profile-empty">No collections yet</p>}
+          {tab === "achievements" && <p className="profile-empty">No achievements yet</p>}
+        </div>
+      </div>
+    </div>
+  );
+}
