@@ -110,10 +110,13 @@ describe("accounts", () => {
     // Sign out from the header.
     await page.goto(`${app.url}/profile`);
     await page.waitForSelector("[data-header][data-enhanced]");
-    // At 390px the header's actions live in the mobile menu.
+    // At 390px the account actions live in the mobile menu.
     await page.locator("[data-nav-toggle]").click();
-    await page.locator("[data-user-menu-button]").click();
-    await Promise.all([page.waitForURL(`${app.url}/`), page.getByRole("button", { name: "Logout" }).click()]);
+    const menu = page.locator("#mobile-menu");
+    await menu.waitFor({ state: "visible" });
+    assert.equal((await menu.locator(".user-name").textContent()).trim(), "moviebuff");
+    await Promise.all([page.waitForURL(`${app.url}/`), menu.getByRole("button", { name: "Logout" }).click()]);
+    await page.getByText("You have been successfully logged out.").first().waitFor({ state: "attached" });
     await page.locator(".header-actions a[href=\"/auth\"]").first().waitFor({ state: "attached" });
     const me = await page.evaluate(async () => (await fetch("/api/user")).status);
     assert.equal(me, 401);
