@@ -47,10 +47,16 @@ impl Rect {
     }
     /// The centred sub-rectangle holding `scale` of each side.
     pub fn centre(&self, scale: f32) -> Rect {
+        self.window(scale, 0.5, 0.5)
+    }
+
+    /// The sub-rectangle holding `scale` of each side, placed at `fx`, `fy` (0 = left/top
+    /// edge, 1 = right/bottom edge) of the room left over.
+    pub fn window(&self, scale: f32, fx: f32, fy: f32) -> Rect {
         let (w, h) = (self.width() as f32, self.height() as f32);
         let (cw, ch) = ((w * scale).round() as usize, (h * scale).round() as usize);
-        let x0 = self.x0 + (self.width() - cw) / 2;
-        let y0 = self.y0 + (self.height() - ch) / 2;
+        let x0 = self.x0 + ((self.width() - cw) as f32 * fx).round() as usize;
+        let y0 = self.y0 + ((self.height() - ch) as f32 * fy).round() as usize;
         Rect { x0, y0, x1: x0 + cw, y1: y0 + ch }
     }
 }
@@ -249,6 +255,19 @@ pub fn hash_rect(img: GrayView<'_>, rect: Rect) -> FrameHash {
 /// Removes flat borders, then hashes the active picture.
 pub fn hash_frame(img: GrayView<'_>) -> FrameHash {
     hash_rect(img, active_area(img))
+}
+
+/// The hypotheses a query is searched under: the active picture, and when borders were
+/// found, the whole picture too (dark content at an edge can pass for a bar on one side
+/// and not on the other, e.g. after a contrast boost).
+pub fn query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
+    let area = active_area(img);
+    let mut out = vec![hash_rect(img, area)];
+    let full = Rect { x0: 0, y0: 0, x1: img.width, y1: img.height };
+    if area != full {
+        out.push(hash_rect(img, full));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -40,16 +40,18 @@ pub const VIDEO_EXTENSIONS: &[&str] =
     &["mp4", "m4v", "mov", "mkv", "webm", "avi", "flv", "wmv", "mpg", "mpeg", "ts", "m2ts", "ogv", "3gp"];
 
 /// A still is a match when its best hash is at most this many bits (of 256) away.
-pub const STILL_ACCEPT: u32 = 56;
+pub const STILL_ACCEPT: u32 = 70;
 /// Clip frames vote with hits up to this distance; the vote, not one frame, decides.
-pub const CLIP_CANDIDATE: u32 = 64;
+pub const CLIP_CANDIDATE: u32 = 72;
 /// Consecutive sampled frames closer than this are near-duplicates; one is kept.
 const DEDUP_BITS: u32 = 8;
 /// However static the picture, a frame is kept at least this often (seconds), so any moment
 /// is within half of it of an indexed frame.
 const MAX_GAP: f64 = 1.0;
-/// Centre crops of key frames for the cropped-screenshot tier: side fractions and spacing.
-const CROP_SCALES: &[f32] = &[0.9, 0.8];
+/// Sub-windows of key frames for the cropped-screenshot tier: 90% of each side at the four
+/// corners and the centre, one key frame a second.
+const CROP_WINDOWS: &[(f32, f32, f32)] =
+    &[(0.9, 0.5, 0.5), (0.9, 0.0, 0.0), (0.9, 1.0, 0.0), (0.9, 0.0, 1.0), (0.9, 1.0, 1.0)];
 const CROP_EVERY: f64 = 1.0;
 
 /// One answer of the library: where in which video the query comes from.
@@ -476,8 +478,8 @@ impl LibraryIndex {
         if segments.is_empty() {
             return SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started);
         }
-        let fh = hash_image(image);
-        if fh.quality < MIN_QUALITY {
+        let hypotheses = hash_image_hypotheses(image);
+        if hypotheses[0].quality < MIN_QUALITY {
             return SearchAnswer::none(
                 "The picture is too dark or too flat to match against the library.",
                 total,
@@ -485,8 +487,10 @@ impl LibraryIndex {
                 started,
             );
         }
+        // Even query indexes are pictures as given, odd ones their mirror.
+        let queries: Vec<Hash> = hypotheses.iter().flat_map(|f| [f.hash, f.mirror]).collect();
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        let hits = search::scan(&refs, &[fh.hash, fh.mirror], STILL_ACCEPT, 64);
+        let hits = search::scan(&refs, &queries, STILL_ACCEPT, 64);
         let Some(best) = hits.first() else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
         };
@@ -505,7 +509,7 @@ impl LibraryIndex {
             (at, (next - 1.0 / frames::SAMPLE_FPS as f64).max(at))
         };
         let tier = if seg.is_crop(entry) { "crop" } else { "frame" };
-        let m = self.make_match(video, from, at, to, best.dist as u32, STILL_ACCEPT, tier, best.query == 1);
+        let m = self.make_match(video, from, at, to, best.dist as u32, STILL_ACCEPT, tier, best.query % 2 == 1);
         SearchAnswer {
             best: Some(m),
             reason: None,
@@ -513,6 +517,18 @@ impl LibraryIndex {
             videos: videos.len(),
             elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
         }
+    }
+
+    /// The nearest indexed entry to a picture at any distance: `(video id, seconds, distance)`.
+    /// For calibration and the benchmark; answers never use it.
+    #[doc(hidden)]
+    pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32)> {
+        let (segments, _) = self.snapshot();
+        let queries: Vec<Hash> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
+        let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
+        let hit = *search::scan_exhaustive(&refs, &queries, 1).first()?;
+        let seg = refs[hit.segment as usize];
+        Some((seg.video_id, seg.times()[hit.entry as usize] as f64 / 1000.0, hit.dist as u32))
     }
 
     /// Searches a short clip: every sampled frame looks for near hashes, and the hits vote
@@ -525,11 +541,12 @@ impl LibraryIndex {
             return Ok(SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started));
         }
         let probe = frames::probe(path)?;
-        let mut query: Vec<(f64, FrameHash)> = Vec::new();
+        let mut query: Vec<(f64, Vec<FrameHash>)> = Vec::new();
         frames::decode_frames(path, |t, px| {
-            let fh = hash::hash_frame(GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px });
-            if fh.quality >= MIN_QUALITY {
-                query.push((t, fh));
+            let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
+            let hypotheses = hash::query_hashes(view);
+            if hypotheses[0].quality >= MIN_QUALITY {
+                query.push((t, hypotheses));
             }
         })?;
         if query.is_empty() {
@@ -540,15 +557,22 @@ impl LibraryIndex {
                 started,
             ));
         }
-        // Queries 2k and 2k+1 are frame k and its mirror.
-        let hashes: Vec<Hash> = query.iter().flat_map(|(_, f)| [f.hash, f.mirror]).collect();
+        // Every hypothesis of every frame, as given (even index) and mirrored (odd index).
+        let mut hashes: Vec<Hash> = Vec::new();
+        let mut frame_of: Vec<usize> = Vec::new();
+        for (k, (_, hypotheses)) in query.iter().enumerate() {
+            for f in hypotheses {
+                hashes.extend([f.hash, f.mirror]);
+                frame_of.extend([k, k]);
+            }
+        }
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
         let hits = search::scan(&refs, &hashes, CLIP_CANDIDATE, 64 * hashes.len());
         // Vote: (segment, mirrored, offset in quarter seconds) -> best distance per query frame.
         let mut votes: HashMap<(u32, bool, i64), HashMap<usize, u32>> = HashMap::new();
         for h in &hits {
             let seg = refs[h.segment as usize];
-            let q = h.query as usize / 2;
+            let q = frame_of[h.query as usize];
             let t_ref = seg.times()[h.entry as usize] as f64 / 1000.0;
             let offset = ((t_ref - query[q].0) * frames::SAMPLE_FPS as f64).round() as i64;
             let slot = votes.entry((h.segment, h.query % 2 == 1, offset)).or_default();
@@ -664,6 +688,12 @@ pub fn similarity(dist: u32, accept: u32) -> f32 {
 /// Hashes a picture the way indexed frames are hashed: luminance squeezed to the frame
 /// square, borders removed, active picture hashed.
 pub fn hash_image(image: &DynamicImage) -> FrameHash {
+    hash_image_hypotheses(image)[0]
+}
+
+/// The query hypotheses of a picture (see [`hash::query_hashes`]); the first is the active
+/// picture with borders removed.
+pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
     let side = frames::FRAME_SIDE as u32;
     let gray = image.to_luma8();
     let small = if gray.width() == side && gray.height() == side {
@@ -671,7 +701,7 @@ pub fn hash_image(image: &DynamicImage) -> FrameHash {
     } else {
         image::imageops::thumbnail(&gray, side, side)
     };
-    hash::hash_frame(GrayView { width: side as usize, height: side as usize, pixels: small.as_raw() })
+    hash::query_hashes(GrayView { width: side as usize, height: side as usize, pixels: small.as_raw() })
 }
 
 /// Fingerprints of one video: kept frames and crop-tier entries, each with its time in ms.
@@ -705,8 +735,8 @@ pub fn fingerprint_video(
             last = Some((fh.hash, t));
         }
         if t - last_crop >= CROP_EVERY - 1e-6 {
-            for &scale in CROP_SCALES {
-                let crop = hash::hash_rect(view, area.centre(scale));
+            for &(scale, fx, fy) in CROP_WINDOWS {
+                let crop = hash::hash_rect(view, area.window(scale, fx, fy));
                 out.crops.push((crop.hash, (t * 1000.0).round() as u32));
             }
             last_crop = t;

@@ -53,6 +53,23 @@ pub fn scan(segments: &[&Segment], queries: &[Hash], max_d: u32, cap: usize) -> 
     hits
 }
 
+/// Like [`scan`] without the prefilter and with no distance limit (slow; calibration only).
+pub fn scan_exhaustive(segments: &[&Segment], queries: &[Hash], cap: usize) -> Vec<Hit> {
+    let mut hits = Vec::new();
+    for (s, seg) in segments.iter().enumerate() {
+        for i in 0..seg.len() {
+            let h = seg.hash(i);
+            for (q, query) in queries.iter().enumerate() {
+                let d = super::hash::hamming(&h, query);
+                hits.push(Hit { query: q as u16, segment: s as u32, entry: i as u32, dist: d as u16 });
+            }
+        }
+        hits.sort_unstable_by_key(|h| h.dist);
+        hits.truncate(cap);
+    }
+    hits
+}
+
 fn scan_range(seg: &Segment, s: u32, start: usize, end: usize, queries: &[Hash], max_d: u32, out: &mut Vec<Hit>) {
     #[cfg(target_arch = "x86_64")]
     {
