@@ -98,12 +98,14 @@ describe("islands runtime", () => {
     app.assertNoConsoleErrors(page, { allow: [/Demo island failure/] });
   });
 
-  test("the debug overlay appears with ?debug=true", async () => {
+  test("the debug overlay appears with ?debug=true and ?vitals=true", async () => {
     const page = await app.newPage({ width: 1280 });
     await page.goto(`${app.url}/?debug=true`);
     const overlay = page.getByRole("complementary", { name: "Debug information" });
     await overlay.waitFor();
     assert.match(await overlay.textContent(), /theme/);
+    await page.goto(`${app.url}/?vitals=true`);
+    await page.getByRole("complementary", { name: "Debug information" }).getByText("TTFB").waitFor();
     app.assertNoConsoleErrors(page);
   });
 });

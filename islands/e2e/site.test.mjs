@@ -34,8 +34,7 @@ describe("site shell", () => {
         page.waitForNavigation(),
         page.locator("#site-nav").getByRole("link", { name, exact: true }).click(),
       ]);
-      // TODO(islands): require 200 once the pages room has landed /blog, /about and /history.
-      assert.ok(res.status() < 500, `${path} answered ${res.status()}`);
+      assert.equal(res.status(), 200, `${path} answered ${res.status()}`);
       assert.equal(page.url(), `${app.url}${path}`);
       const current = page.locator('#site-nav a[aria-current="page"]');
       assert.equal(await current.count(), 1);
@@ -44,8 +43,7 @@ describe("site shell", () => {
     for (const name of ["Login", "Sign Up"]) {
       assert.equal(await page.locator(".header-actions").getByRole("link", { name }).getAttribute("href"), "/auth");
     }
-    // TODO(islands): drop the allowance with the TODO above.
-    app.assertNoConsoleErrors(page, { allow: [/status of 404 .*\/(blog|about|history)\)$/] });
+    app.assertNoConsoleErrors(page);
   });
 
   test("header gets its scrolled style after 10px", async () => {
@@ -151,6 +149,31 @@ describe("site shell", () => {
     await page.context().setOffline(false);
     await page.getByRole("status").filter({ hasText: "Connection restored! You're back online." }).waitFor();
     await banner.waitFor({ state: "hidden", timeout: 5000 });
+  });
+
+  test("the FAQ has 10 entries and opens one at a time", async () => {
+    const page = await app.newPage({ width: 1280 });
+    await page.goto(`${app.url}/`);
+    const items = page.locator("#faq details");
+    assert.equal(await items.count(), 10);
+    const openCount = () => page.locator("#faq details[open]").count();
+    assert.equal(await openCount(), 0);
+    await items.nth(0).locator("summary").click();
+    assert.equal(await items.nth(0).getAttribute("open"), "");
+    await items.nth(2).locator("summary").click();
+    assert.equal(await openCount(), 1);
+    assert.equal(await items.nth(0).getAttribute("open"), null);
+    assert.equal(await items.nth(2).getAttribute("open"), "");
+    await app.screenshot(page, "faq-1280");
+    // Clicking the open one closes it.
+    await items.nth(2).locator("summary").click();
+    assert.equal(await openCount(), 0);
+    // Keyboard works too.
+    await items.nth(5).locator("summary").focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await items.nth(5).getAttribute("open"), "");
+    assert.ok(await page.locator("#faq").getByRole("link", { name: /about/i }).count() >= 1);
+    app.assertNoConsoleErrors(page);
   });
 
   test("an unknown path shows the 404 page", async () => {

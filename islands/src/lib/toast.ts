@@ -163,7 +163,6 @@ export function showPendingToast(): void {
 export function mountToaster(root?: HTMLElement): () => void {
   const host = root ?? document.createElement("div");
   host.className = "toast-viewport";
-  host.setAttribute("aria-label", "Notifications");
   host.setAttribute("data-toaster", "");
   const polite = document.createElement("div");
   polite.setAttribute("role", "status");
