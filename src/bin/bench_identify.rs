@@ -76,7 +76,7 @@ fn clip_1080p(dir: &std::path::Path, audio: bool) -> Vec<u8> {
     if audio {
         cmd.args(["-f", "lavfi", "-i", "sine=frequency=300:duration=30"]);
     }
-    cmd.args(["-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"]);
+    cmd.args(["-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-movflags", "+faststart"]);
     if audio {
         cmd.args(["-c:a", "aac", "-shortest"]);
     }

@@ -6,9 +6,9 @@
 //!   EXIF orientation is applied, then the picture is re-encoded as JPEG with its long side
 //!   at most [`PROVIDER_MAX_SIDE`] (1568 px keeps every provider from downscaling again).
 //! - Video: `ffprobe` gives duration and streams (a clip longer than the configured limit
-//!   is refused); one fast `ffmpeg` pass over a small copy of the picture scores scene
-//!   changes; the frames just after the strongest cuts (topped up with evenly spaced ones)
-//!   are cut at full quality; with audio analysis the sound track becomes 16 kHz mono WAV.
+//!   is refused); one fast `ffmpeg` pass decodes only the key frames and scores scene
+//!   changes between them; the frames at the strongest cuts (topped up with evenly spaced
+//!   ones, moved to nearby key frames) are cut at full quality; with audio analysis the sound track becomes 16 kHz mono WAV.
 //!
 //! Child processes are `kill_on_drop`, so a request that is abandoned stops its ffmpeg.
 use std::io::Cursor;
@@ -240,12 +240,16 @@ async fn prepare_video(upload: &Upload, work: &WorkDir, opts: &PrepOptions) -> R
     })
 }
 
-/// Scene-change scores of a clip: (seconds, score 0..1) per analysed frame.
+/// Scene-change scores of a clip's key frames: (seconds, score 0..1) per key frame.
+///
+/// Only key frames are decoded (and scored on a 192-px copy), which makes this pass cost a
+/// few dozen decodes instead of every frame: encoders put key frames at cuts (x264's
+/// scenecut) or every second or two (phones), so the key frames are where scenes change
+/// or a regular sample of the clip. A frame cut at a key frame also costs one decode.
 async fn scene_scores(path: &Path) -> Result<Vec<(f64, f64)>, MediaError> {
-    // Decoding only reference frames and scoring a 192-px copy keeps this pass cheap.
     let out = run(
         Command::new("ffmpeg")
-            .args(["-hide_banner", "-nostdin", "-v", "error", "-threads", "2", "-skip_frame", "noref", "-i"])
+            .args(["-hide_banner", "-nostdin", "-v", "error", "-threads", "2", "-skip_frame", "nokey", "-i"])
             .arg(path)
             .args([
                 "-an",
@@ -283,28 +287,34 @@ pub fn parse_scene_scores(text: &str) -> Vec<(f64, f64)> {
     out
 }
 
-/// Picks `n` moments: just after the strongest cuts (score ≥ 0.3), kept apart, topped up
-/// with evenly spaced moments, in time order.
+/// Picks `n` moments from the key frames' scene scores: first the strongest cuts (score ≥
+/// 0.3), kept apart; then evenly spaced moments, each moved to a nearby unused key frame
+/// when there is one (cheap to cut). Returned in time order.
 pub fn pick_moments(scores: &[(f64, f64)], duration: f64, n: usize) -> Vec<f64> {
     let min_gap = (duration / (n as f64 * 2.0)).max(0.5);
-    let settle = 0.4_f64.min(duration / 20.0);
     let last = (duration - 0.1).max(0.0);
     let mut cuts: Vec<(f64, f64)> = scores.iter().copied().filter(|(_, s)| *s >= 0.3).collect();
     cuts.sort_by(|a, b| b.1.total_cmp(&a.1));
     let mut picked: Vec<f64> = Vec::new();
     for (t, _) in cuts {
-        let at = (t + settle).min(last);
+        let at = t.min(last);
         if picked.len() < n && picked.iter().all(|p| (p - at).abs() >= min_gap) {
             picked.push(at);
         }
     }
-    // Evenly spaced moments (centres of n equal parts), skipping ones too close to a cut.
+    // Evenly spaced moments (centres of n equal parts), skipping ones too close to a pick.
     let mut k = 0;
     while picked.len() < n && k < n * 4 {
         let parts = n + k / n;
-        let at = duration * ((k % parts) as f64 + 0.5) / parts as f64;
+        let even = duration * ((k % parts) as f64 + 0.5) / parts as f64;
+        let snapped = scores
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| (t - even).abs() <= min_gap && picked.iter().all(|p| (p - t).abs() >= min_gap / 2.0))
+            .min_by(|a, b| (a - even).abs().total_cmp(&(b - even).abs()));
+        let at = snapped.unwrap_or(even).min(last);
         if picked.iter().all(|p| (p - at).abs() >= min_gap / 2.0) {
-            picked.push(at.min(last));
+            picked.push(at);
         }
         k += 1;
     }
@@ -351,7 +361,17 @@ async fn extract_frame(path: &Path, at: f64, out: PathBuf) -> Result<Option<Vec<
         format!("scale='min({m},iw)':'min({m},ih)':force_original_aspect_ratio=decrease", m = PROVIDER_MAX_SIDE);
     let o = run(
         Command::new("ffmpeg")
-            .args(["-hide_banner", "-nostdin", "-v", "error", "-threads", "1", "-ss", &format!("{at:.3}"), "-i"])
+            .args([
+                "-hide_banner",
+                "-nostdin",
+                "-v",
+                "error",
+                "-threads",
+                "1",
+                "-ss",
+                &format!("{:.3}", at + 0.001),
+                "-i",
+            ])
             .arg(path)
             .args(["-an", "-sn", "-frames:v", "1", "-vf", &scale, "-q:v", "3", "-y"])
             .arg(&out),
@@ -402,8 +422,10 @@ mod tests {
         let scores = vec![(0.0, 0.0), (3.0, 0.9), (3.1, 0.5), (7.0, 0.6), (9.0, 0.1)];
         let m = pick_moments(&scores, 10.0, 5);
         assert_eq!(m.len(), 5);
-        assert!(m.iter().any(|t| (t - 3.4).abs() < 0.01), "{m:?}");
-        assert!(m.iter().any(|t| (t - 7.4).abs() < 0.01), "{m:?}");
+        assert!(m.iter().any(|t| (t - 3.0).abs() < 0.01), "{m:?}");
+        assert!(m.iter().any(|t| (t - 7.0).abs() < 0.01), "{m:?}");
+        // Evenly spaced moments move to nearby key frames (0.0 and 9.0 here).
+        assert!(m.iter().any(|t| *t == 0.0) && m.iter().any(|t| *t == 9.0), "{m:?}");
         assert!(m.windows(2).all(|w| w[0] < w[1]));
         assert!(m.iter().all(|t| *t >= 0.0 && *t < 10.0));
         // No cuts at all: evenly spaced.
