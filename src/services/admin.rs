@@ -15,10 +15,20 @@ pub const ENGINES: &[&str] = &["google", "openai", "xai", "anthropic", "ensemble
 
 /// Checks one setting and returns the value to store.
 pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
+    let v = value.trim();
+    // Engine keys and model overrides the identify feature reads from settings.
+    let credential = ["openai", "anthropic", "google", "xai", "tmdb", "omdb"]
+        .iter()
+        .any(|p| key == format!("{p}_api_key") || key == format!("{p}_model"));
+    if credential {
+        if v.len() > 500 || v.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(format!("{key} must be a single line without spaces"));
+        }
+        return Ok(v.to_owned());
+    }
     if !DEFAULTS.iter().any(|(k, _)| *k == key) {
         return Err(format!("Unknown setting: {key}"));
     }
-    let v = value.trim();
     let list = |v: &str| -> Vec<String> {
         v.split(',').map(|s| s.trim().trim_start_matches('.').to_ascii_lowercase()).filter(|s| !s.is_empty()).collect()
     };
@@ -98,6 +108,10 @@ pub async fn update_settings(
 ) -> Result<(), UpdateError> {
     let mut clean = Vec::with_capacity(changes.len());
     for (k, v) in changes {
+        // A masked secret sent back unchanged keeps its stored value.
+        if is_secret_key(k) && v == MASK {
+            continue;
+        }
         clean.push((k.as_str(), validate_setting(k, v).map_err(UpdateError::Invalid)?));
     }
     for (k, v) in clean {
@@ -114,11 +128,13 @@ pub enum UpdateError {
     Db(#[from] sea_orm::DbErr),
 }
 
+const MASK: &str = "********";
+
 /// The settings map for the admin: secrets show only whether they are set.
 pub fn masked(all: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     all.iter()
         .map(|(k, v)| {
-            let v = if is_secret_key(k) && !v.is_empty() { "********".to_owned() } else { v.clone() };
+            let v = if is_secret_key(k) && !v.is_empty() { MASK.to_owned() } else { v.clone() };
             (k.clone(), v)
         })
         .collect()
@@ -245,5 +261,7 @@ mod tests {
         assert!(validate_setting("github_url", "javascript:alert(1)").is_err());
         assert!(validate_setting("terms_url", "//evil.example").is_err());
         assert!(validate_setting("no_such_key", "x").is_err());
+        assert_eq!(validate_setting("openai_api_key", " sk-abc ").unwrap(), "sk-abc");
+        assert!(validate_setting("openai_api_key", "two words").is_err());
     }
 }
