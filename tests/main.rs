@@ -10,6 +10,7 @@ mod accounts_pages;
 mod admin;
 mod api_site;
 mod blog;
+mod collections;
 mod identify;
 mod identify_history;
 mod identify_support;

@@ -1,4 +1,5 @@
 // Test media and fake providers for the identification browser tests.
+import { randomBytes } from "node:crypto";
 import { createServer } from "node:http";
 import zlib from "node:zlib";
 
@@ -24,6 +25,11 @@ export function makePng(width = 320, height = 180, seed = 0) {
       raw[i + 2] = ((x + y + seed * 7) * 3) & 255;
     }
   }
+  return encodePng(width, height, raw);
+}
+
+/** A PNG file of 8-bit RGB rows (`raw`: each row a filter byte 0, then width * 3 bytes). */
+function encodePng(width, height, raw, level = zlib.constants.Z_DEFAULT_COMPRESSION) {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
@@ -32,7 +38,7 @@ export function makePng(width = 320, height = 180, seed = 0) {
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk("IHDR", ihdr),
-    chunk("IDAT", zlib.deflateSync(raw)),
+    chunk("IDAT", zlib.deflateSync(raw, { level })),
     chunk("IEND", Buffer.alloc(0)),
   ]);
 }
@@ -94,3 +100,10 @@ export async function ensureMarks(page, appUrl) {
   );
 }
 
+
+/** A real PNG of random pixels: it does not compress, so its size is about width * height * 3 bytes. */
+export function makeNoisePng(width, height) {
+  const raw = randomBytes((width * 3 + 1) * height);
+  for (let y = 0; y < height; y++) raw[y * (width * 3 + 1)] = 0;
+  return encodePng(width, height, raw, 1);
+}

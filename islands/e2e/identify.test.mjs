@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { startApp } from "./harness.mjs";
-import { ensureMarks as ensureMarksAt, fakeServer, json, makePng } from "./identify-fixtures.mjs";
+import { ensureMarks as ensureMarksAt, fakeServer, json, makeNoisePng, makePng } from "./identify-fixtures.mjs";
 
 let app;
 let openai;
@@ -238,6 +238,10 @@ describe("identification experience", () => {
       await page.getByRole("button", { name: "Identify Now" }).click();
       await page.getByRole("heading", { name: "Identifying Your Scene" }).waitFor();
       await page.getByText("Expected time: 30-60s").waitFor();
+      // The engine by its settings' display name and description, never its id.
+      const engineLine = page.getByTestId("processing-engine");
+      assert.equal(await engineLine.locator("strong").textContent(), "OpenAI GPT");
+      assert.match(await engineLine.textContent(), /Careful visual reasoning/);
       await page.locator('.id-step[aria-current="step"]', { hasText: "Finding matches" }).waitFor({ timeout: 4000 });
       assert.equal(await page.getByRole("button", { name: "Analyzing..." }).isDisabled(), true);
       await app.screenshot(page, `identify-processing-${width}`);
@@ -251,6 +255,8 @@ describe("identification experience", () => {
         await result.getByText(text, { exact: true }).first().waitFor();
       }
       await result.getByText(/Dir\. (Lilly|Lana) Wachowski/).first().waitFor();
+      const engineFact = result.locator(".id-fact", { has: page.locator("dt", { hasText: "Engine" }) }).locator("dd");
+      assert.match(await engineFact.textContent(), /^OpenAI GPT \(gpt-/);
       assert.equal(await result.locator(".id-stars").getAttribute("data-full"), "4");
       const watch = result.getByRole("region", { name: "Where to Watch" });
       await watch.getByText("Stream with subscription").waitFor();
@@ -277,6 +283,12 @@ describe("identification experience", () => {
 
       assert.equal(await page.evaluate(() => localStorage.getItem("freeUsageCount")), "1");
 
+      // A guest cannot keep a collection: the server's 401 becomes "Sign in Required".
+      const refused = page.waitForResponse((r) => r.url().endsWith("/api/collections/items"));
+      await result.getByRole("button", { name: "Add to Collection" }).click();
+      assert.equal((await refused).status(), 401);
+      await page.getByText("Please sign in to add titles to your collection.").waitFor();
+
       // The second try: the browser's counter stops it before anything is sent.
       await result.getByRole("button", { name: /Identify Another/ }).click();
       await identify(page, await screenshotFile());
@@ -294,7 +306,9 @@ describe("identification experience", () => {
       await dialog.waitFor();
       await dialog.getByRole("link", { name: "Continue with Account" }).click();
       await page.waitForURL(`${app.url}/auth`);
-      app.assertNoConsoleErrors(page, { allow: [...allowed, /status of 403/, /status of 404 .*\/auth/] });
+      app.assertNoConsoleErrors(page, { allow: [...allowed, /status of 403/, /status of 401 .*\/api\/collections\/items/] });
+      // /auth is a real page: the modal's link leads to the sign-in form.
+      await page.getByRole("tab", { name: "Sign In" }).waitFor();
     }
   });
 
@@ -435,6 +449,77 @@ describe("identification experience", () => {
       assert.equal(new URL(visitor.url()).search, "", "the id parameter is removed from the address bar");
       await app.screenshot(visitor, `identify-shared-${width}`);
       app.assertNoConsoleErrors(visitor, { allow: allowed });
+    }
+  });
+
+  test("a signed-in user saves the result to the collection and manages it on the profile", async () => {
+    const page = await newPage(1280);
+    await signIn(page, "collector");
+    await openHome(page);
+    await identify(page, await screenshotFile());
+    const result = page.getByTestId("result-view");
+    await result.waitFor({ timeout: 30_000 });
+    const add = result.getByRole("button", { name: "Add to Collection" });
+    for (let i = 0; i < 2; i++) {
+      const saved = page.waitForResponse((r) => r.url().endsWith("/api/collections/items") && r.request().method() === "POST");
+      await add.click();
+      // First a new item (201), then the same title again: the item already there (200).
+      assert.equal((await saved).status(), i === 0 ? 201 : 200);
+      await page.getByText("The Matrix was added to your collection.").first().waitFor();
+    }
+
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width <= 480 ? 844 : 900 });
+      await page.goto(`${app.url}/profile`);
+      await page.locator('[data-island="Profile"][data-island-state="mounted"]').waitFor();
+      await page.getByRole("tab", { name: "Collections" }).click();
+      const items = page.getByTestId("collection-items");
+      await items.waitFor();
+      assert.equal(await items.getByRole("listitem").count(), 1, "saving twice keeps one item");
+      const item = items.getByRole("listitem").first();
+      await item.getByRole("heading", { name: "The Matrix" }).waitFor();
+      await item.getByText("1999", { exact: true }).waitFor();
+      const poster = item.getByRole("img", { name: "The Matrix poster" });
+      await poster.waitFor();
+      assert.equal(await poster.evaluate((img) => img.complete && img.naturalWidth > 0), true, "the poster loaded");
+      await app.screenshot(page, `profile-collections-${width}`);
+    }
+
+    await page.getByRole("button", { name: "Remove The Matrix from collection" }).click();
+    await page.getByText("No collections yet").waitFor();
+    await page.getByText("The Matrix was removed from your collection.").waitFor();
+    await page.reload();
+    await page.getByRole("tab", { name: "Collections" }).click();
+    await page.getByText("No collections yet").waitFor();
+    await app.screenshot(page, "profile-collections-empty-390");
+    app.assertNoConsoleErrors(page, { allow: allowed });
+  });
+
+  test("a large upload shows its progress bar while the file goes up", async () => {
+    const big = path.join(files, "large-scene.png");
+    await writeFile(big, makeNoisePng(1600, 1200));
+    for (const width of [1280, 390]) {
+      const page = await newPage(width);
+      await signIn(page, `uploader${width}`);
+      await openHome(page);
+      await page.locator(".id-file-input").setInputFiles(big);
+      await page.locator(".id-preview-img").waitFor();
+      // Slow the browser's upload to 1.5 MB/s (DevTools network emulation), so the ~5.8 MB
+      // body takes a few seconds, as it would on a real connection.
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send("Network.enable");
+      await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 1.5 * 1024 * 1024 });
+      await page.getByRole("button", { name: "Identify Now" }).click();
+      const bar = page.getByRole("progressbar", { name: /^Uploading [\d.]+ MB of 5\.\d MB/ });
+      await bar.waitFor({ timeout: 10_000 });
+      const first = Number(await bar.getAttribute("value"));
+      await page.waitForFunction((v) => Number(document.querySelector(".id-progress progress")?.getAttribute("value") ?? 101) > v, first, { timeout: 10_000 });
+      await app.screenshot(page, `identify-progress-${width}`);
+      // Once the body is up, the bar goes and the steps carry on to the result.
+      await page.getByTestId("result-view").waitFor({ timeout: 60_000 });
+      assert.equal(await page.locator(".id-progress").count(), 0);
+      await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+      app.assertNoConsoleErrors(page, { allow: allowed });
     }
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../src/lib/api";
-import { availabilityKey, defaultEngine, engineOptions, stillAvailable } from "../src/identify/engines";
+import { availabilityKey, defaultEngine, engineDescription, engineName, engineOptions, stillAvailable } from "../src/identify/engines";
 import { describeFailure, IdentifyNetworkError, IdentifyTimeoutError, MSG } from "../src/identify/errors";
 import {
   awardTone,
@@ -217,6 +217,17 @@ describe("engine choice (SPEC section 4)", () => {
     expect(opts.find((o) => o.id === "openai")).toMatchObject({ name: "GPT Vision", description: "Sees well", available: true });
     expect(opts.find((o) => o.id === "xai")?.available).toBe(false);
     expect(engineOptions({ ...models, available: { ...models.available, library: true } }, {}).some((o) => o.id === "library")).toBe(true);
+  });
+
+  it("names an engine id as the settings do, whatever its case", () => {
+    const settings = { openai_name: "GPT Vision", library_desc: "Your own videos" };
+    expect(engineName("openai", settings)).toBe("GPT Vision");
+    expect(engineName("OpenAI", settings)).toBe("GPT Vision");
+    expect(engineName("anthropic", settings)).toBe("Anthropic Claude");
+    expect(engineName("anthropic", undefined)).toBe("Anthropic Claude");
+    expect(engineName("someday-engine", settings)).toBe("someday-engine");
+    expect(engineDescription("library", settings)).toBe("Your own videos");
+    expect(engineDescription("xai", settings)).toBe("");
   });
 
   it("notices availability changes", () => {

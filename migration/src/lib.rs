@@ -6,6 +6,7 @@ mod m20261122_100000_accounts;
 mod m20261122_300000_testimonials;
 mod m20261122_300001_blog_seed;
 mod m20261122_400000_identify;
+mod m20261122_500000_collections;
 
 pub struct Migrator;
 
@@ -18,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_300000_testimonials::Migration),
             Box::new(m20261122_300001_blog_seed::Migration),
             Box::new(m20261122_400000_identify::Migration),
+            Box::new(m20261122_500000_collections::Migration),
         ]
     }
 }

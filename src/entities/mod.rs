@@ -2,6 +2,7 @@
 //! Behaviour lives in `services/`, not here.
 pub mod analytics_event;
 pub mod blog_post;
+pub mod collection_item;
 pub mod email_verification_token;
 pub mod guest_usage;
 pub mod identification;

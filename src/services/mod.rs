@@ -1,6 +1,7 @@
 //! Business rules. Services take a database connection and know nothing of HTTP.
 pub mod admin;
 pub mod blog;
+pub mod collections;
 pub mod google;
 pub mod mail;
 pub mod profiles;

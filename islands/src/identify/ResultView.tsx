@@ -5,8 +5,10 @@
  * Where to Watch panel. Used by the uploader, shared links and the history modal.
  */
 import { useEffect, useId, useRef, useState } from "react";
+import { useSettings } from "../lib/query";
 import { useToast } from "../lib/useToast";
 import { addToCollection, track } from "./api";
+import { engineName } from "./engines";
 import { Icon } from "./icons";
 import { Poster } from "./Poster";
 
@@ -205,6 +207,14 @@ function Fact({ label, value }: { label: string; value: string | number | null |
   );
 }
 
+/** "OpenAI GPT (gpt-4.1-mini)": the engine's display name from the settings, and the model. */
+function EngineFact({ result }: { result: IdentificationResult }) {
+  const settings = useSettings();
+  if (!result.engine) return null;
+  const name = engineName(result.engine, settings.data);
+  return <Fact label="Engine" value={result.model ? `${name} (${result.model})` : name} />;
+}
+
 function Overview({ result, match }: { result: IdentificationResult; match: number }) {
   const audio = result.audioAnalysisResults as { summary?: string } | null | undefined;
   return (
@@ -224,7 +234,7 @@ function Overview({ result, match }: { result: IdentificationResult; match: numb
           <Fact label="Country" value={result.country} />
           <Fact label="Rating" value={result.classification} />
           <Fact label="Confidence" value={`${match}%`} />
-          {result.engine && <Fact label="Engine" value={result.model ? `${result.engine} (${result.model})` : result.engine} />}
+          <EngineFact result={result} />
         </dl>
       </section>
       {audio && typeof audio === "object" && audio.summary && (

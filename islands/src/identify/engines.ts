@@ -17,6 +17,20 @@ const FALLBACK_NAMES: Record<string, string> = {
   library: "Library",
 };
 
+/** The display name of an engine id: the setting `{id}_name`, else a built-in name. */
+export function engineName(id: string, settings: Settings | undefined): string {
+  const key = id.trim().toLowerCase();
+  return settings?.[`${key}_name`] || FALLBACK_NAMES[key] || id;
+}
+
+/** The description of an engine id: the setting `{id}_desc` (empty when unset). */
+export function engineDescription(id: string, settings: Settings | undefined): string {
+  const key = id.trim().toLowerCase();
+  return settings?.[`${key}_desc`] || (key === "auto" ? AUTO_DESC : "");
+}
+
+const AUTO_DESC = "Picks the best engine available right now.";
+
 export interface EngineOption {
   id: string;
   name: string;
@@ -33,14 +47,14 @@ export function engineOptions(models: ModelsResponse | undefined, settings: Sett
   return [
     {
       id: "auto",
-      name: s.auto_name || FALLBACK_NAMES.auto || "Auto",
-      description: s.auto_desc || "Picks the best engine available right now.",
+      name: engineName("auto", s),
+      description: engineDescription("auto", s),
       available: models ? anyAvailable : true,
     },
     ...ids.map((id) => ({
       id,
-      name: s[`${id}_name`] || FALLBACK_NAMES[id] || id,
-      description: s[`${id}_desc`] || "",
+      name: engineName(id, s),
+      description: engineDescription(id, s),
       available: available[id] === true,
     })),
   ];

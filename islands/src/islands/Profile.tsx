@@ -9,6 +9,9 @@ import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from "rea
 import { getJson, putJson } from "../lib/api";
 import { useToast } from "../lib/useToast";
 import { serverMessage } from "../accounts/shared";
+import { engineName } from "../identify/engines";
+import { useSettings } from "../lib/query";
+import { Collections } from "../accounts/Collections";
 
 export interface ProfileData {
   profile: {
@@ -41,24 +44,17 @@ const TABS = [
 ] as const;
 type TabKey = (typeof TABS)[number][0];
 
-const ENGINE_LABELS: Record<string, string> = {
-  auto: "Auto (recommended)",
-  google: "Google Gemini",
-  openai: "OpenAI GPT",
-  xai: "xAI Grok",
-  anthropic: "Anthropic Claude",
-  ensemble: "Ensemble",
-  library: "Library",
-};
+const ENGINE_IDS = ["auto", "google", "openai", "xai", "anthropic", "ensemble", "library"];
 
 function memberSince(iso: string): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? "Unknown date" : d.toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" });
 }
 
-export default function Profile({ user, initial, defaultAiModel = "auto", aiModels = Object.keys(ENGINE_LABELS) }: ProfileProps) {
+export default function Profile({ user, initial, defaultAiModel = "auto", aiModels = ENGINE_IDS }: ProfileProps) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
+  const settings = useSettings();
   const id = useId();
   const [tab, setTab] = useState<TabKey>("profile");
   const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
@@ -187,7 +183,7 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
               <select id={`${id}-engine`} value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
                 {aiModels.map((m) => (
                   <option key={m} value={m}>
-                    {ENGINE_LABELS[m] ?? m}
+                    {engineName(m, settings.data)}
                   </option>
                 ))}
               </select>
@@ -196,7 +192,7 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
               </button>
             </form>
           )}
-          {tab === "collections" && <p className="profile-empty">No collections yet</p>}
+          {tab === "collections" && <Collections />}
           {tab === "achievements" && <p className="profile-empty">No achievements yet</p>}
         </div>
       </div>

@@ -13,7 +13,7 @@ import { modelsQuery, useModels, useSettings } from "../lib/query";
 import { getFreeUsageCount, incrementFreeUsageCount, FREE_IDENTIFICATIONS } from "../lib/storage";
 import { useToast } from "../lib/useToast";
 import { fetchSharedIdentification, uploadIdentify } from "../identify/api";
-import { availabilityKey, defaultEngine, engineOptions, stillAvailable } from "../identify/engines";
+import { availabilityKey, defaultEngine, engineDescription, engineName, engineOptions, stillAvailable } from "../identify/engines";
 import { describeFailure, failureFromMessage, type IdentifyFailure } from "../identify/errors";
 import { ErrorView } from "../identify/ErrorView";
 import { Icon } from "../identify/icons";
@@ -94,7 +94,7 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
   const rootRef = useRef<HTMLDivElement>(null);
   const processingRef = useRef<HTMLHeadingElement>(null);
   const inputId = useId();
-  const engineName = useId();
+  const engineGroup = useId();
   const hintId = useId();
 
   const isVideo = file ? isVideoFile(file) : false;
@@ -336,6 +336,13 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
         <p className="id-muted">
           Expected time: {expectedTime(isVideo, isVideo && useAudio)}
         </p>
+        <p className="id-processing-engine" data-testid="processing-engine">
+          <Icon name="cpu" size={16} />
+          <span>
+            <strong>{engineName(engine, settings.data)}</strong>
+            {engineDescription(engine, settings.data) && <span className="id-muted"> · {engineDescription(engine, settings.data)}</span>}
+          </span>
+        </p>
         {showProgress && (
           <div className="id-progress">
             <label className="id-progress-label">
@@ -441,7 +448,7 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
                     <label key={o.id} className={`id-engine ${engine === o.id ? "is-selected" : ""} ${o.available ? "" : "is-disabled"}`}>
                       <input
                         type="radio"
-                        name={engineName}
+                        name={engineGroup}
                         value={o.id}
                         checked={engine === o.id}
                         disabled={!o.available}

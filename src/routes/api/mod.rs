@@ -2,6 +2,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod blog;
+pub mod collections;
 pub mod google;
 pub mod identify;
 pub mod library;
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .merge(identify::router())
         .merge(library::router())
         .merge(blog::router())
+        .merge(collections::router())
         .merge(testimonials::router())
         .fallback(api_not_found)
 }
