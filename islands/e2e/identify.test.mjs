@@ -250,7 +250,16 @@ describe("identification experience", () => {
 
       const result = page.getByTestId("result-view");
       await result.waitFor({ timeout: 30_000 });
-      assert.equal(await result.getByRole("heading", { level: 2, name: "The Matrix" }).evaluate((el) => el === document.activeElement), true);
+      // The result announces itself: focus on its title (in view, not under the header or
+      // the sticky result bar) and a status message.
+      const heading = result.getByRole("heading", { level: 2, name: "The Matrix" });
+      assert.equal(await heading.evaluate((el) => el === document.activeElement), true);
+      const uncovered = (el) => {
+        const r = el.getBoundingClientRect();
+        return el.contains(document.elementFromPoint(r.left + 8, r.top + r.height / 2));
+      };
+      assert.equal(await heading.evaluate(uncovered), true, "the focused title can be seen");
+      assert.equal(await page.getByTestId("identify-status").textContent(), "Successfully identified: The Matrix (1999)");
       for (const text of ["Successfully Identified", "1999", "2h 16m", "91% match", "Action", "Science Fiction", "Plot Summary", "Technical Information"]) {
         await result.getByText(text, { exact: true }).first().waitFor();
       }

@@ -391,6 +391,7 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
   const [reviewOpen, setReviewOpen] = useState(false);
   const [adding, setAdding] = useState(false);
   const headingRef = useRef<HTMLHeadingElement>(null);
+  const articleRef = useRef<HTMLElement>(null);
   const titleId = useId();
   const title = result.title || "Unknown Title";
   const id = shareIdOf(result);
@@ -403,8 +404,20 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
   const ts = result.timestamp;
 
   useEffect(() => {
-    if (autoFocus) headingRef.current?.focus({ preventScroll: false });
-  }, [autoFocus, result]);
+    const heading = headingRef.current;
+    if (!autoFocus || !heading) return;
+    if (variant === "modal") {
+      heading.focus();
+      return;
+    }
+    // In the page, the fixed site header and the sticky result bar would cover a title that
+    // the browser merely scrolls into view: bring the whole result to the top instead.
+    heading.focus({ preventScroll: true });
+    const bar = articleRef.current?.querySelector(".id-result-bar");
+    const covered = (bar?.getBoundingClientRect().bottom ?? 0) + 8;
+    const r = heading.getBoundingClientRect();
+    if (r.top < covered || r.bottom > window.innerHeight) articleRef.current?.scrollIntoView({ block: "start" });
+  }, [autoFocus, result, variant]);
 
   const onShare = async () => {
     if (!id) {
@@ -431,7 +444,7 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
     tabs.push({ id: "details", label: "More Details", panel: <MoreDetails result={result} /> });
 
   return (
-    <article className={`id-result id-result-${variant}`} aria-labelledby={titleId} data-testid="result-view">
+    <article ref={articleRef} className={`id-result id-result-${variant}`} aria-labelledby={titleId} data-testid="result-view">
       <div className="id-result-bar">
         <button type="button" className="btn btn-ghost id-back" onClick={onBack}>
           <Icon name="back" size={18} /> <span className="id-back-label">{backLabel}</span>

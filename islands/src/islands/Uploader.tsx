@@ -7,7 +7,7 @@
  * sharedId, signedIn.
  */
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useCallback, useEffect, useId, useRef, useState, type DragEvent } from "react";
+import { useCallback, useEffect, useId, useLayoutEffect, useRef, useState, type DragEvent } from "react";
 import { getJson } from "../lib/api";
 import { modelsQuery, useModels, useSettings } from "../lib/query";
 import { getFreeUsageCount, incrementFreeUsageCount, FREE_IDENTIFICATIONS } from "../lib/storage";
@@ -133,7 +133,9 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
   }, [file]);
 
   // ---- the result takes the hero's full width ----
-  useEffect(() => {
+  // A layout effect: it must apply before the result view's own effect measures where its
+  // title is (that effect scrolls the result into view).
+  useLayoutEffect(() => {
     const hero = rootRef.current?.closest(".hero");
     hero?.classList.toggle("hero--result", phase === "result");
     return () => hero?.classList.remove("hero--result");
@@ -521,6 +523,12 @@ export default function Uploader({ maxFileSizeMb, allowedFileTypes, sharedId, si
 
   return (
     <div ref={rootRef} className="id-root" data-phase={phase}>
+      {/* Present from the start so screen readers hear the outcome when it arrives. */}
+      <p className="id-sr-only" role="status" data-testid="identify-status">
+        {phase === "result" && result
+          ? `Successfully identified: ${result.title || "Unknown Title"}${result.year ? ` (${result.year})` : ""}`
+          : ""}
+      </p>
       {body}
       {authModal}
     </div>
