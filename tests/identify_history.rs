@@ -268,3 +268,76 @@ async fn auto_follows_admin_primary_then_user_default_then_recommended_and_falls
         .await;
     assert_eq!(engine_for(3).await, "openai");
 }
+
+/// Stores an identification for `user` directly (no engine needed for list behaviour).
+async fn stored(
+    app: &TestApp,
+    user: &CurrentUser,
+    title: &str,
+    kind: &str,
+    rating: Option<f64>,
+    confidence: f64,
+    age_min: i64,
+) {
+    use reelfind::identify::result::IdentificationResult;
+    use reelfind::identify::store;
+    let r = IdentificationResult {
+        identification_id: store::new_id(),
+        title: title.into(),
+        media_type: kind.into(),
+        rating,
+        confidence,
+        confidence_score: confidence,
+        engine: "openai".into(),
+        created_at: (chrono::Utc::now() - chrono::Duration::minutes(age_min)).to_rfc3339(),
+        ..Default::default()
+    };
+    let hash = format!("{:x>64}", r.identification_id);
+    store::insert(&app.db, store::NewRow { user_id: Some(user.id), content_hash: &hash, mode: "auto", result: &r })
+        .await
+        .unwrap();
+}
+
+fn titles(page: &serde_json::Value) -> Vec<String> {
+    page["items"].as_array().unwrap().iter().map(|i| i["title"].as_str().unwrap().to_owned()).collect()
+}
+
+#[tokio::test]
+async fn history_search_type_and_sort_cover_every_page() {
+    let app = TestApp::new().await;
+    let ada = make_user(&app, "ada").await;
+    let bob = make_user(&app, "bob").await;
+    stored(&app, &ada, "The Matrix", "movie", Some(8.2), 0.91, 50).await;
+    stored(&app, &ada, "Breaking Bad", "tv", Some(8.9), 0.70, 40).await;
+    stored(&app, &ada, "Unrated 100%_Short", "movie", None, 0.99, 30).await;
+    stored(&app, &ada, "The Matrix Reloaded", "movie", Some(7.0), 0.60, 20).await;
+    for i in 0..25 {
+        stored(&app, &ada, &format!("Filler {i}"), "movie", Some(5.0), 0.5, 10 - i / 5).await;
+    }
+    stored(&app, &bob, "The Matrix Resurrections", "movie", Some(5.7), 0.8, 5).await;
+
+    // Page 1 of 20 holds only fillers, yet the search finds the older matrices on any page.
+    let res = as_user(&app, &ada, get("/api/history?page=1&limit=20&search=MATRIX")).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let page = res.json();
+    assert_eq!(titles(&page), ["The Matrix Reloaded", "The Matrix"], "newest first, bob's is not there");
+    assert_eq!(page["total"], 2);
+    assert_eq!(page["totalAll"], 29);
+
+    // LIKE wildcards in the search are plain characters.
+    assert_eq!(titles(&as_user(&app, &ada, get("/api/history?search=100%25_")).await.json()), ["Unrated 100%_Short"]);
+    assert_eq!(as_user(&app, &ada, get("/api/history?search=x_x")).await.json()["total"], 0);
+
+    let tv = as_user(&app, &ada, get("/api/history?type=tv")).await.json();
+    assert_eq!(titles(&tv), ["Breaking Bad"]);
+    assert_eq!(as_user(&app, &ada, get("/api/history?type=all")).await.json()["total"], 29);
+
+    let by_rating = as_user(&app, &ada, get("/api/history?sort=rating&limit=3")).await.json();
+    assert_eq!(titles(&by_rating), ["Breaking Bad", "The Matrix", "The Matrix Reloaded"]);
+    let last = as_user(&app, &ada, get("/api/history?sort=rating&page=29&limit=1")).await.json();
+    assert_eq!(titles(&last), ["Unrated 100%_Short"], "unrated titles sort last on every database");
+    let by_confidence = as_user(&app, &ada, get("/api/history?sort=confidence&limit=2")).await.json();
+    assert_eq!(titles(&by_confidence), ["Unrated 100%_Short", "The Matrix"]);
+    let oldest = as_user(&app, &ada, get("/api/history?sort=oldest&limit=2&type=movie")).await.json();
+    assert_eq!(titles(&oldest), ["The Matrix", "Unrated 100%_Short"]);
+}

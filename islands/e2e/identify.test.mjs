@@ -368,9 +368,14 @@ describe("identification experience", () => {
       await history.getByPlaceholder("Search by title...").fill("zzz");
       await history.getByText("No results found").waitFor();
       await history.getByText("Try adjusting your filters or search query").waitFor();
+      // The search covers every page: it is asked of the server once typing pauses.
+      const searched = page.waitForResponse((r) => /\/api\/history\?.*search=matr/.test(r.url()));
       await history.getByPlaceholder("Search by title...").fill("matr");
+      assert.equal((await (await searched).json()).total, 1);
       await card.waitFor();
+      const filtered = page.waitForResponse((r) => /\/api\/history\?.*type=tv/.test(r.url()));
       await history.getByLabel("Type").selectOption("tv");
+      assert.equal((await (await filtered).json()).totalAll, 1);
       await history.getByText("No results found").waitFor();
       await history.getByLabel("Type").selectOption("movie");
       await history.getByLabel("Sort by").selectOption("rating");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { filterAndSort, itemMatch, itemPoster, itemResult, itemTitle, pageCount, shortDate, type HistoryItem } from "../src/identify/history";
+import { filterAndSort, historyUrl, itemMatch, itemPoster, itemResult, itemTitle, pageCount, shortDate, type HistoryItem } from "../src/identify/history";
 
 const items: HistoryItem[] = [
   { id: "a", title: "The Matrix", type: "movie", rating: 8.2, confidenceScore: 0.9, createdAt: "2026-11-20T10:00:00Z" },
@@ -42,5 +42,13 @@ describe("history sorting and filtering (SPEC History screen)", () => {
   it("builds the modal's result from the row and its full result", () => {
     const r = itemResult({ id: "x1", title: "Heat", rating: 8.3, confidenceScore: 0.8, fullResult: { description: "LA crime", type: "movie" } });
     expect(r).toMatchObject({ identificationId: "x1", title: "Heat", rating: 8.3, description: "LA crime", confidenceScore: 0.8, type: "movie" });
+  });
+
+  it("asks the server for the search, type and order only when they narrow or change the list", () => {
+    expect(historyUrl({ page: 1, limit: 20 })).toBe("/api/history?page=1&limit=20");
+    expect(historyUrl({ page: 1, limit: 20, search: "  ", type: "all", sort: "newest" })).toBe("/api/history?page=1&limit=20");
+    expect(historyUrl({ page: 2, limit: 20, search: " 100% matrix ", type: "tv", sort: "rating" })).toBe(
+      "/api/history?page=2&limit=20&search=100%25+matrix&type=tv&sort=rating",
+    );
   });
 });

@@ -140,22 +140,83 @@ fn history_item(row: &identification::Model) -> HistoryItem {
 }
 
 /// A page of the user's history, newest first, and the total.
+/// The history screen's search, type filter and order (SPEC "History screen"), applied in
+/// the database so they cover every page, not just the one on screen.
+#[derive(Debug, Default, Clone)]
+pub struct HistoryFilter {
+    /// Part of the title, any case.
+    pub search: Option<String>,
+    /// `movie` or `tv`; anything else means all types.
+    pub media_type: Option<String>,
+    pub sort: HistorySort,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum HistorySort {
+    #[default]
+    Newest,
+    Oldest,
+    Rating,
+    Confidence,
+}
+
+impl HistorySort {
+    /// `newest`, `oldest`, `rating`, `confidence`; anything else is newest.
+    pub fn parse(s: &str) -> Self {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "oldest" => Self::Oldest,
+            "rating" => Self::Rating,
+            "confidence" => Self::Confidence,
+            _ => Self::Newest,
+        }
+    }
+}
+
+/// A page of `user_id`'s identifications that match `filter`, the number that match, and
+/// the number the person has in all.
 pub async fn history(
     db: &impl ConnectionTrait,
     user_id: i64,
+    filter: &HistoryFilter,
     page: u64,
     limit: u64,
-) -> Result<(Vec<HistoryItem>, u64), sea_orm::DbErr> {
-    let q = identification::Entity::find().filter(identification::Column::UserId.eq(user_id));
-    let total = q.clone().count(db).await?;
-    let rows = q
-        .order_by_desc(identification::Column::CreatedAt)
-        .order_by_desc(identification::Column::Id)
-        .offset((page.max(1) - 1) * limit)
-        .limit(limit)
-        .all(db)
-        .await?;
-    Ok((rows.iter().map(history_item).collect(), total))
+) -> Result<(Vec<HistoryItem>, u64, u64), sea_orm::DbErr> {
+    use identification::Column as C;
+    use sea_orm::Order;
+    use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr, NullOrdering};
+
+    let mine = identification::Entity::find().filter(C::UserId.eq(user_id));
+    let all = mine.clone().count(db).await?;
+    let mut q = mine;
+    if let Some(search) = filter.search.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        let escaped: String = search
+            .to_lowercase()
+            .chars()
+            .flat_map(|c| match c {
+                '\\' | '%' | '_' => vec!['\\', c],
+                c => vec![c],
+            })
+            .collect();
+        q = q.filter(
+            Expr::expr(Func::lower(Expr::col(C::Title))).like(LikeExpr::new(format!("%{escaped}%")).escape('\\')),
+        );
+    }
+    if let Some(t) = filter.media_type.as_deref().filter(|t| matches!(*t, "movie" | "tv")) {
+        q = q.filter(C::MediaType.eq(t));
+    }
+    let total = if filter.search.is_some() || filter.media_type.is_some() { q.clone().count(db).await? } else { all };
+    q = match filter.sort {
+        HistorySort::Newest => q.order_by_desc(C::CreatedAt).order_by_desc(C::Id),
+        HistorySort::Oldest => q.order_by_asc(C::CreatedAt).order_by_asc(C::Id),
+        // Unrated titles last on every database (PostgreSQL sorts NULL first when descending).
+        HistorySort::Rating => {
+            q.order_by_with_nulls(C::Rating, Order::Desc, NullOrdering::Last).order_by_desc(C::CreatedAt)
+        }
+        HistorySort::Confidence => q.order_by_desc(C::Confidence).order_by_desc(C::CreatedAt),
+    };
+    let skip = (Ord::max(page, 1) - 1) * limit;
+    let rows = q.offset(skip).limit(limit).all(db).await?;
+    Ok((rows.iter().map(history_item).collect(), total, all))
 }
 
 pub async fn clear_history(db: &impl ConnectionTrait, user_id: i64) -> Result<u64, sea_orm::DbErr> {

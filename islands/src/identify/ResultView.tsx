@@ -416,7 +416,9 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
     const bar = articleRef.current?.querySelector(".id-result-bar");
     const covered = (bar?.getBoundingClientRect().bottom ?? 0) + 8;
     const r = heading.getBoundingClientRect();
-    if (r.top < covered || r.bottom > window.innerHeight) articleRef.current?.scrollIntoView({ block: "start" });
+    const article = articleRef.current;
+    if ((r.top < covered || r.bottom > window.innerHeight) && typeof article?.scrollIntoView === "function")
+      article.scrollIntoView({ block: "start", behavior: "instant" });
   }, [autoFocus, result, variant]);
 
   const onShare = async () => {

@@ -25,7 +25,10 @@ export interface HistoryItem {
 
 export interface HistoryPage {
   items: HistoryItem[];
+  /** How many match the search and type filter. */
   total: number;
+  /** How many the person has in all (older servers leave it out). */
+  totalAll?: number;
   page: number;
   limit: number;
 }
@@ -47,6 +50,17 @@ export const TYPE_FILTERS: { value: TypeFilter; label: string }[] = [
 ];
 
 export const HISTORY_PAGE_SIZE = 20;
+/** The title search is sent to the server once typing pauses this long. */
+export const SEARCH_DEBOUNCE_MS = 250;
+
+/** `GET /api/history` with the page and, when set, the search, type and order. */
+export function historyUrl(o: { page: number; limit: number; search?: string; type?: TypeFilter; sort?: SortKey }): string {
+  const p = new URLSearchParams({ page: String(o.page), limit: String(o.limit) });
+  if (o.search && o.search.trim()) p.set("search", o.search.trim());
+  if (o.type && o.type !== "all") p.set("type", o.type);
+  if (o.sort && o.sort !== "newest") p.set("sort", o.sort);
+  return `/api/history?${p.toString()}`;
+}
 export const SKELETON_COUNT = 8;
 
 /** movie or tv: the item's type, else its full result's type, else movie. */

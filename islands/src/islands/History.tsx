@@ -5,7 +5,7 @@
  * renders the signed-out prompt on the server. Props: `{ pageSize?: number }`.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useId, useMemo, useState } from "react";
+import { useEffect, useId, useMemo, useState } from "react";
 import { deleteJson, getJson } from "../lib/api";
 import { useToast } from "../lib/useToast";
 import {
@@ -15,8 +15,10 @@ import {
   itemPoster,
   itemResult,
   itemTitle,
+  historyUrl,
   itemType,
   pageCount,
+  SEARCH_DEBOUNCE_MS,
   shortDate,
   SKELETON_COUNT,
   SORTS,
@@ -93,9 +95,22 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
   const sortId = useId();
   const limit = pageSize > 0 ? pageSize : HISTORY_PAGE_SIZE;
 
+  // The search goes to the server (it covers every page) once typing pauses; meanwhile the
+  // page on screen is filtered at once.
+  const [serverSearch, setServerSearch] = useState("");
+  useEffect(() => {
+    const next = search.trim();
+    if (next === serverSearch) return;
+    const t = setTimeout(() => {
+      setServerSearch(next);
+      setPage(1);
+    }, SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(t);
+  }, [search, serverSearch]);
+
   const q = useQuery({
-    queryKey: [HISTORY_KEY, page, limit],
-    queryFn: () => getJson<HistoryPage>(`/api/history?page=${page}&limit=${limit}`),
+    queryKey: [HISTORY_KEY, page, limit, serverSearch, type, sort],
+    queryFn: () => getJson<HistoryPage>(historyUrl({ page, limit, search: serverSearch, type, sort })),
     placeholderData: keepPreviousData,
   });
 
@@ -116,6 +131,8 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
   const items = useMemo(() => q.data?.items ?? [], [q.data]);
   const shown = useMemo(() => filterAndSort(items, search, type, sort), [items, search, type, sort]);
   const total = q.data?.total ?? 0;
+  /** Everything the person has, whatever the filters: the count and Clear History go by it. */
+  const totalAll = q.data?.totalAll ?? total;
   const pages = pageCount(total, q.data?.limit ?? limit);
   const filtering = search.trim() !== "" || type !== "all";
 
@@ -134,7 +151,7 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
     );
   else if (shown.length === 0)
     // With history but nothing matching the search or filter: "No results found".
-    content = filtering && total > 0 ? (
+    content = filtering && totalAll > 0 ? (
       <div className="id-empty" role="status">
         <Icon name="search" size={32} />
         <h2>No results found</h2>
@@ -186,11 +203,11 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
           <h1 className="id-history-h1">Identification History</h1>
           {q.data && (
             <p className="id-muted" aria-live="polite" data-testid="history-count">
-              {total} {total === 1 ? "item" : "items"}
+              {totalAll} {totalAll === 1 ? "item" : "items"}
             </p>
           )}
         </div>
-        {total > 0 && (
+        {totalAll > 0 && (
           <button type="button" className="btn btn-ghost id-danger-btn" onClick={() => setConfirming(true)}>
             <Icon name="trash" size={16} /> Clear History
           </button>
@@ -216,7 +233,10 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
           <label htmlFor={typeId} className="id-sr-only">
             Type
           </label>
-          <select id={typeId} className="id-select" value={type} onChange={(e) => setType(e.target.value as TypeFilter)}>
+          <select id={typeId} className="id-select" value={type} onChange={(e) => {
+              setType(e.target.value as TypeFilter);
+              setPage(1);
+            }}>
             {TYPE_FILTERS.map((t) => (
               <option key={t.value} value={t.value}>
                 {t.label}
@@ -228,7 +248,10 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
           <label htmlFor={sortId} className="id-sr-only">
             Sort by
           </label>
-          <select id={sortId} className="id-select" value={sort} onChange={(e) => setSort(e.target.value as SortKey)}>
+          <select id={sortId} className="id-select" value={sort} onChange={(e) => {
+              setSort(e.target.value as SortKey);
+              setPage(1);
+            }}>
             {SORTS.map((s) => (
               <option key={s.value} value={s.value}>
                 {s.label}

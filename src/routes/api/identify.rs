@@ -150,17 +150,29 @@ async fn show(State(state): State<AppState>, Path(id): Path<String>) -> AppResul
 pub struct PageQuery {
     page: Option<u64>,
     limit: Option<u64>,
+    /// Part of the title to look for.
+    search: Option<String>,
+    /// `movie` or `tv` (`all` or absent: both).
+    #[serde(rename = "type")]
+    media_type: Option<String>,
+    /// `newest` (default), `oldest`, `rating`, `confidence`.
+    sort: Option<String>,
 }
 
 #[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct HistoryPage {
     items: Vec<HistoryItem>,
+    /// How many match the search and type filter (what the pages count).
     total: u64,
+    /// How many the person has in all.
+    total_all: u64,
     page: u64,
     limit: u64,
 }
 
-/// `GET /api/history?page=&limit=20`: the caller's identifications, newest first.
+/// `GET /api/history?page=&limit=20[&search=&type=&sort=]`: the caller's identifications,
+/// newest first unless another order is asked for.
 async fn history(
     State(state): State<AppState>,
     RequireUser(user): RequireUser,
@@ -168,8 +180,13 @@ async fn history(
 ) -> AppResult<Json<HistoryPage>> {
     let page = q.page.unwrap_or(1).max(1);
     let limit = q.limit.unwrap_or(20).clamp(1, 100);
-    let (items, total) = store::history(&state.db, user.id, page, limit).await?;
-    Ok(Json(HistoryPage { items, total, page, limit }))
+    let filter = store::HistoryFilter {
+        search: q.search.map(|s| s.chars().take(200).collect::<String>()).filter(|s| !s.trim().is_empty()),
+        media_type: q.media_type.filter(|t| t == "movie" || t == "tv"),
+        sort: q.sort.as_deref().map(store::HistorySort::parse).unwrap_or_default(),
+    };
+    let (items, total, total_all) = store::history(&state.db, user.id, &filter, page, limit).await?;
+    Ok(Json(HistoryPage { items, total, total_all, page, limit }))
 }
 
 /// `DELETE /api/history`: deletes the caller's identifications (their share links too).
