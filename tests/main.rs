@@ -15,6 +15,7 @@ mod identify;
 mod identify_history;
 mod identify_support;
 mod library;
+mod library_audio;
 mod pages;
 mod profiles;
 mod testimonials;

@@ -186,7 +186,7 @@ pub fn search_file(index: &LibraryIndex, file: &Path) -> anyhow::Result<SearchAn
     let bytes = std::fs::read(file)?;
     match image::load_from_memory(&bytes) {
         Ok(img) => Ok(index.search_image(&img)),
-        Err(_) => index.search_clip(file),
+        Err(_) => index.search_clip_av(file),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The Library engine for `/api/identify`: the pipeline's [`Engine`] over [`LibraryIndex`].
 //!
 //! A still is matched from the prepared frame (EXIF-oriented JPEG); a clip from the original
-//! upload, whose every sampled frame votes (see [`LibraryIndex::search_clip`]). The engine's
+//! upload, whose every sampled frame votes (see [`LibraryIndex::search_clip`]) and whose soundtrack
+//! votes too (see [`LibraryIndex::search_clip_av`]). The engine's
 //! confidence maps the library's calibrated similarity so that a match well inside the
 //! threshold clears the pipeline's `LIBRARY_SHORTCUT` (0.85) and answers `auto` at once.
 use std::sync::Arc;
@@ -30,8 +31,13 @@ pub fn confidence(similarity: f32) -> f32 {
 }
 
 fn candidate(m: &LibraryMatch) -> Candidate {
+    let what = match m.tier {
+        "audio" => "The soundtrack matches",
+        "clip+audio" => "The picture and the soundtrack match",
+        _ => "The frame matches",
+    };
     let mut reasons = vec![format!(
-        "The frame matches {} at {:.1} s in the operator's library ({}, similarity {:.2}).",
+        "{what} {} at {:.1} s in the operator's library ({}, similarity {:.2}).",
         m.file, m.at, m.tier, m.similarity
     )];
     if m.mirrored {
@@ -68,7 +74,7 @@ impl Engine for LibraryEngine {
         let work = match sample.kind {
             MediaKind::Video => {
                 let path = sample.original.clone();
-                tokio::task::spawn_blocking(move || index.search_clip(&path))
+                tokio::task::spawn_blocking(move || index.search_clip_av(&path))
             }
             MediaKind::Image => {
                 let frame = sample.frames.first().ok_or_else(|| EngineError::Unsupported("no picture".into()))?;

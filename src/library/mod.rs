@@ -1,6 +1,7 @@
 //! The Library engine: the operator's own video files, indexed offline, searched by a
 //! screenshot or a clip to the exact title, episode and second.
 //!
+//! - [`audio`]: landmark fingerprints of the soundtrack, the audio tier for clips.
 //! - [`hash`]: the 256-bit DCT frame hash (PDQ-like), mirror twin, border removal.
 //! - [`frames`]: ffmpeg/ffprobe decoding, previews, soundtrack.
 //! - [`store`]: `catalog.json` plus one memory-mapped segment file per video.
@@ -10,6 +11,7 @@
 //!
 //! [`LibraryIndex`] ties them together; every method blocks (CPU and subprocess work), so
 //! async callers wrap it in `spawn_blocking`.
+pub mod audio;
 pub mod cli;
 pub mod demo;
 pub mod engine;
@@ -281,6 +283,7 @@ impl LibraryIndex {
         })?;
         for v in &removed {
             let _ = fs::remove_file(store::segment_path(&self.dir, v.id));
+            let _ = fs::remove_file(audio::landmarks_path(&self.dir, v.id));
         }
         Ok(removed)
     }
@@ -393,7 +396,13 @@ impl LibraryIndex {
         };
         let started = Instant::now();
         let probe = frames::probe(&path)?;
-        let fingerprints = fingerprint_video(&path, &probe, progress)?;
+        // The soundtrack is fingerprinted on its own thread while the picture decodes.
+        let (fingerprints, landmarks) = std::thread::scope(|scope| {
+            let sound = scope.spawn(|| audio_landmarks(&path, &probe));
+            let picture = fingerprint_video(&path, &probe, progress);
+            (picture, sound.join().unwrap_or_default())
+        });
+        let fingerprints = fingerprints?;
         let meta = meta
             .or_else(|| existing.as_ref().filter(|e| e.meta.source == "admin").map(|e| e.meta.clone()))
             .unwrap_or_else(|| meta::for_file(&path));
@@ -404,6 +413,9 @@ impl LibraryIndex {
             Ok(id)
         })?;
         store::write_segment(&self.dir, id, &fingerprints.frames, &fingerprints.crops)?;
+        if !landmarks.is_empty() {
+            audio::write_landmarks(&self.dir, id, &landmarks)?;
+        }
         let record = VideoRecord {
             id,
             path: path.clone(),
@@ -414,7 +426,7 @@ impl LibraryIndex {
             duration: probe.duration,
             frames: fingerprints.frames.len() as u32,
             crop_frames: fingerprints.crops.len() as u32,
-            audio_landmarks: 0,
+            audio_landmarks: landmarks.len() as u32,
             indexed_at: chrono::Utc::now().to_rfc3339(),
             index_seconds: started.elapsed().as_secs_f64(),
         };
@@ -426,6 +438,7 @@ impl LibraryIndex {
         })?;
         for old in &replaced {
             let _ = fs::remove_file(store::segment_path(&self.dir, *old));
+            let _ = fs::remove_file(audio::landmarks_path(&self.dir, *old));
         }
         let frames = record.frames;
         Ok(if replaced.is_empty() { AddOutcome::Added { id, frames } } else { AddOutcome::Reindexed { id, frames } })
@@ -752,6 +765,21 @@ pub fn fingerprint_video(
         bail!("no usable picture in the video (all frames are flat or black)");
     }
     Ok(out)
+}
+
+/// The soundtrack's landmarks for the audio tier; none for a video without sound (or whose
+/// sound cannot be decoded: the picture is still indexed, and the log says why).
+fn audio_landmarks(path: &Path, probe: &frames::Probe) -> Vec<audio::Landmark> {
+    if !probe.has_audio {
+        return Vec::new();
+    }
+    match audio::fingerprint_file(path, audio::INDEX_DENSITY) {
+        Ok((landmarks, _)) => landmarks,
+        Err(e) => {
+            tracing::warn!("library: {}: no audio tier: {e:#}", path.display());
+            Vec::new()
+        }
+    }
 }
 
 /// SHA-256 over the size and the first and last 64 KiB: cheap and good enough to notice a
