@@ -7,17 +7,17 @@ use reelfind::library::{AddOutcome, LibraryIndex, Quiet};
 
 use crate::support::TestApp;
 
-fn demo_clip() -> PathBuf {
+pub fn demo_clip() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/big-buck-bunny.mp4")
 }
 
-fn ffmpeg(args: &[&str]) {
+pub fn ffmpeg(args: &[&str]) {
     let out = Command::new("ffmpeg").args(["-nostdin", "-v", "error", "-y"]).args(args).output().expect("ffmpeg runs");
     assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A copy of the demo clip with its `.nfo` in a folder of the test's own.
-fn library_folder() -> tempfile::TempDir {
+pub fn library_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(demo_clip(), dir.path().join("big-buck-bunny.mp4")).unwrap();
     std::fs::copy(demo_clip().with_extension("nfo"), dir.path().join("big-buck-bunny.nfo")).unwrap();

@@ -1,27 +1,11 @@
 //! The Library engine's audio tier: a clip whose picture is useless is still found by its
 //! soundtrack; unrelated sound is no match; landmark files follow their video.
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use reelfind::library::{AddOutcome, Quiet, audio};
 
+use crate::library::{demo_clip, ffmpeg, library_folder};
 use crate::support::TestApp;
-
-fn demo_clip() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/big-buck-bunny.mp4")
-}
-
-fn ffmpeg(args: &[&str]) {
-    let out = Command::new("ffmpeg").args(["-nostdin", "-v", "error", "-y"]).args(args).output().expect("ffmpeg runs");
-    assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
-
-fn library_folder() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(demo_clip(), dir.path().join("big-buck-bunny.mp4")).unwrap();
-    std::fs::copy(demo_clip().with_extension("nfo"), dir.path().join("big-buck-bunny.nfo")).unwrap();
-    dir
-}
 
 /// 3 s of the demo clip from 1.5 s: the sound re-encoded, the picture black.
 fn black_excerpt(folder: &Path) -> PathBuf {

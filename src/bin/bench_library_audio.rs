@@ -264,47 +264,18 @@ fn render(
     // Encode the sound on its own first (so the codec's loss is really in the query).
     let enc = dir.join(format!("q{n}.{ext_audio}"));
     ffmpeg(&["-i", wav.to_str().unwrap_or_default(), "-c:a", codec, "-b:a", rate, enc.to_str().unwrap_or_default()])?;
-    if scenario == Scenario::WithPicture {
-        ffmpeg(&[
-            "-ss",
-            &format!("{at:.3}"),
-            "-t",
-            &format!("{CLIP}"),
-            "-i",
-            src.video.to_str().unwrap_or_default(),
-            "-i",
-            enc.to_str().unwrap_or_default(),
-            "-map",
-            "0:v:0",
-            "-map",
-            "1:a:0",
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-c:a",
-            "copy",
-            "-shortest",
-            out.to_str().unwrap_or_default(),
-        ])?;
+    // The picture: the real one at the same moment, or black.
+    let (at_s, clip_s, black) = (format!("{at:.3}"), format!("{CLIP}"), format!("color=black:s=320x240:r=25:d={CLIP}"));
+    let picture: Vec<&str> = if scenario == Scenario::WithPicture {
+        vec!["-ss", &at_s, "-t", &clip_s, "-i", src.video.to_str().unwrap_or_default()]
     } else {
-        ffmpeg(&[
-            "-f",
-            "lavfi",
-            "-i",
-            &format!("color=black:s=320x240:r=25:d={CLIP}"),
-            "-i",
-            enc.to_str().unwrap_or_default(),
-            "-c:v",
-            "libx264",
-            "-preset",
-            "veryfast",
-            "-c:a",
-            "copy",
-            "-shortest",
-            out.to_str().unwrap_or_default(),
-        ])?;
-    }
+        vec!["-f", "lavfi", "-i", &black]
+    };
+    let mut args = picture;
+    args.extend(["-i", enc.to_str().unwrap_or_default(), "-map", "0:v:0", "-map", "1:a:0"]);
+    args.extend(["-c:v", "libx264", "-preset", "veryfast", "-c:a", "copy", "-shortest"]);
+    args.push(out.to_str().unwrap_or_default());
+    ffmpeg(&args)?;
     Ok(out)
 }
 
