@@ -18,6 +18,8 @@
 //   page.consoleErrors                     // console errors and uncaught page errors, as strings
 //   app.assertNoConsoleErrors(page, { allow: [/regex/] })  // throws listing them (minus allowed ones)
 //   await app.screenshot(page, "home-390") // saves e2e/artifacts/home-390.png (gitignored)
+//   await app.assertAccessible(page, { include: "[data-island=Uploader]" })  // axe-core WCAG 2 A/AA
+//                                          // rules on the page (or a part); throws listing violations
 //   await app.stop()                       // closes Chromium, SIGTERMs the server, removes the data dir
 //
 // A test file (run by `npm run e2e`, i.e. `node --test e2e/`):
@@ -40,8 +42,11 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+
+const axeSource = createRequire(import.meta.url).resolve("axe-core/axe.min.js");
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, "../..");
@@ -152,6 +157,19 @@ export async function startApp({ env = {} } = {}) {
       if (errors.length) {
         throw new Error(`console errors on ${page.url()}:\n  ${errors.join("\n  ")}`);
       }
+    },
+
+    async assertAccessible(page, { include, disable = [] } = {}) {
+      if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: axeSource });
+      const violations = await page.evaluate(
+        async ({ include, disable }) => {
+          const rules = Object.fromEntries(disable.map((id) => [id, { enabled: false }]));
+          const res = await window.axe.run(include ?? document, { runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"] }, rules });
+          return res.violations.map((v) => `${v.id} (${v.impact}): ${v.help}\n      ${v.nodes.slice(0, 4).map((n) => `${n.target.join(" ")} ${n.failureSummary?.split("\n")[1]?.trim() ?? ""}`).join("\n      ")}`);
+        },
+        { include, disable },
+      );
+      if (violations.length) throw new Error(`accessibility violations on ${page.url()}:\n  ${violations.join("\n  ")}`);
     },
 
     async screenshot(page, name) {

@@ -3,7 +3,8 @@
 // details, images): a guest identifies a screenshot and reads the result tabs, the second
 // try asks for an account, a signed-in user finds the result in history, filters it,
 // opens it and clears history, a shared link opens the result, a corrupt file shows the
-// File Format Issue view. Screenshots at 390px and 1280px go to e2e/artifacts/.
+// File Format Issue view. Screenshots at 390px and 1280px go to e2e/artifacts/; axe-core
+// checks each screen's content against WCAG 2.1 A/AA (names, labels, contrast, ARIA).
 import assert from "node:assert/strict";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
@@ -222,6 +223,7 @@ describe("identification experience", () => {
       assert.equal(await uploader.getByRole("radio", { name: /Anthropic/ }).count(), 0, "unavailable engines are not offered");
       await uploader.getByText(/Not configured on this server: .*Anthropic Claude/).waitFor();
       await app.screenshot(page, `identify-uploader-${width}`);
+      await app.assertAccessible(page, { include: "main" });
 
       await page.locator(".id-file-input").setInputFiles(await screenshotFile());
       await page.locator(".id-preview-img").waitFor();
@@ -245,6 +247,7 @@ describe("identification experience", () => {
       await page.locator('.id-step[aria-current="step"]', { hasText: "Finding matches" }).waitFor({ timeout: 4000 });
       assert.equal(await page.getByRole("button", { name: "Analyzing..." }).isDisabled(), true);
       await app.screenshot(page, `identify-processing-${width}`);
+      await app.assertAccessible(page, { include: "main" });
       release();
       await page.unroute(`${app.url}/api/identify`);
 
@@ -268,10 +271,11 @@ describe("identification experience", () => {
       assert.match(await engineFact.textContent(), /^OpenAI GPT \(gpt-/);
       assert.equal(await result.locator(".id-stars").getAttribute("data-full"), "4");
       const watch = result.getByRole("region", { name: "Where to Watch" });
-      await watch.getByText("Stream with subscription").waitFor();
+      await watch.getByRole("heading", { name: "Stream with subscription" }).waitFor();
       await watch.getByRole("link", { name: /Netflix/ }).waitFor();
       assert.equal(await watch.getByRole("link", { name: "More streaming options" }).getAttribute("href"), "https://www.themoviedb.org/movie/603-the-matrix/watch?locale=US");
       await app.screenshot(page, `identify-result-${width}`);
+      await app.assertAccessible(page, { include: "main" });
 
       const tabs = result.getByRole("tab");
       assert.deepEqual(await tabs.allTextContents(), ["Overview", "Cast", "Trailer", "More Details"]);
@@ -289,6 +293,7 @@ describe("identification experience", () => {
       await result.getByText("The Matrix Reloaded").waitFor();
       await result.getByText("Box Office Performance").waitFor();
       await app.screenshot(page, `identify-tab-details-${width}`);
+      await app.assertAccessible(page, { include: "main" });
 
       assert.equal(await page.evaluate(() => localStorage.getItem("freeUsageCount")), "1");
 
@@ -305,6 +310,7 @@ describe("identification experience", () => {
       await dialog.waitFor();
       await dialog.getByText(/First trial complete!/).waitFor();
       await app.screenshot(page, `identify-auth-modal-${width}`);
+      await app.assertAccessible(page, { include: "main" });
       // Without the counter (cleared storage), the server's own limit answers 403 requiresAuth.
       await page.keyboard.press("Escape");
       await dialog.waitFor({ state: "hidden" });
@@ -337,6 +343,7 @@ describe("identification experience", () => {
       await view.getByText("Technical details (for support)").click();
       await view.locator("pre", { hasText: /^422: / }).waitFor();
       await app.screenshot(page, `identify-error-${width}`);
+      await app.assertAccessible(page, { include: "main" });
       await view.getByRole("button", { name: "Upload Different File" }).click();
       await page.getByText("Drag and drop a file here, or click to browse").waitFor();
       app.assertNoConsoleErrors(page, { allow: [...allowed, /status of 422/] });
@@ -360,10 +367,11 @@ describe("identification experience", () => {
       await history.waitFor();
       await history.getByRole("heading", { name: "Identification History" }).waitFor();
       await page.getByTestId("history-count").getByText("1 item").waitFor();
-      const card = history.getByRole("button", { name: "The Matrix: open details" });
+      const card = history.getByRole("button", { name: /^The Matrix\s*,\s*Movie 1999 rated 8\.2\s*,\s*91% match \w+ \d+\s*, open details$/ });
       await card.waitFor();
       await card.getByText("91% match").waitFor();
       await app.screenshot(page, `identify-history-${width}`);
+      await app.assertAccessible(page, { include: "main" });
 
       await history.getByPlaceholder("Search by title...").fill("zzz");
       await history.getByText("No results found").waitFor();
@@ -384,6 +392,7 @@ describe("identification experience", () => {
       await modal.waitFor();
       await modal.getByRole("tab", { name: "Overview" }).waitFor();
       await app.screenshot(page, `identify-history-modal-${width}`);
+      await app.assertAccessible(page, { include: "main" });
       await page.keyboard.press("Escape");
       await modal.waitFor({ state: "hidden" });
       assert.equal(await card.evaluate((el) => el === document.activeElement), true, "focus returns to the card");
@@ -497,6 +506,7 @@ describe("identification experience", () => {
       await poster.waitFor();
       assert.equal(await poster.evaluate((img) => img.complete && img.naturalWidth > 0), true, "the poster loaded");
       await app.screenshot(page, `profile-collections-${width}`);
+      await app.assertAccessible(page, { include: "main" });
     }
 
     await page.getByRole("button", { name: "Remove The Matrix from collection" }).click();

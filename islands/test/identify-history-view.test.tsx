@@ -76,7 +76,8 @@ describe("History island", () => {
   it("opens the detail modal with the full result", async () => {
     mockFetch(() => ok(page));
     renderHistory();
-    fireEvent.click(await screen.findByRole("button", { name: "The Matrix: open details" }));
+    await screen.findByText("2 items");
+    fireEvent.click(await screen.findByRole("button", { name: /^The Matrix,\s*Movie rated 8\.2,\s*91% match \w+ \d+, open details$/ }));
     expect(await screen.findByText("The Matrix plot")).toBeDefined();
     expect(screen.getByRole("button", { name: /Back/ })).toBeDefined();
     fireEvent.click(screen.getByRole("button", { name: "Close" }));

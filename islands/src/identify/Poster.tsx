@@ -7,7 +7,11 @@ export function Poster({ src, alt, className }: { src: string | null | undefined
   useEffect(() => setBroken(false), [src]);
   if (!src || broken) {
     return (
-      <div className={`id-poster id-poster-placeholder ${className ?? ""}`} role="img" aria-label={`${alt} (no poster)`}>
+      <div
+        className={`id-poster id-poster-placeholder ${className ?? ""}`}
+        // A decorative poster (alt="") stays decorative without its picture.
+        {...(alt ? { role: "img", "aria-label": `${alt} (no poster)` } : { "aria-hidden": true })}
+      >
         <Icon name="film" size={40} />
       </div>
     );

@@ -115,6 +115,7 @@ function PlatformList({
               <PlatformBadge name={p.name} />
               <span className="id-platform-name">{info.name}</span>
               {href && <Icon name="external" size={14} className="id-platform-ext" />}
+              {href && <span className="id-sr-only"> ({heading.toLowerCase()}, opens in a new tab)</span>}
             </>
           );
           return (
@@ -127,7 +128,6 @@ function PlatformList({
                   rel="noopener noreferrer"
                   style={{ ["--platform" as string]: info.color }}
                   onClick={() => onClick(info.name)}
-                  aria-label={`${info.name} (${heading.toLowerCase()}, opens in a new tab)`}
                 >
                   {body}
                 </a>
@@ -454,12 +454,10 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
         <span className="id-badge-success">
           <Icon name="check" size={16} /> Successfully Identified
         </span>
-        <button type="button" className="btn btn-ghost id-review-btn" onClick={() => setReviewOpen(true)} aria-label="Share Experience">
+        <button type="button" className="btn btn-ghost id-review-btn" onClick={() => setReviewOpen(true)}>
           <Icon name="message" size={18} />
-          <span className="id-review-long">Share Experience</span>
-          <span className="id-review-short" aria-hidden="true">
-            Review
-          </span>
+          <span className="id-review-long">Share Experience</span>{" "}
+          <span className="id-review-short">Review</span>
         </button>
       </div>
 

@@ -55,26 +55,31 @@ function Card({ item, onOpen }: { item: HistoryItem; onOpen: (item: HistoryItem)
   const tv = itemType(item) === "tv";
   return (
     <li className="id-history-card">
-      <button type="button" className="id-history-open" onClick={() => onOpen(item)} aria-label={`${title}: open details`}>
+      <button type="button" className="id-history-open" onClick={() => onOpen(item)}>
         <Poster src={itemPoster(item)} alt="" className="id-history-poster" />
+        {/* The spaces and commas ({", "}) keep the parts apart in the button's spoken name. */}
         <span className="id-history-body">
           <span className="id-history-title">{title}</span>
+          <span className="id-sr-only">, </span>
           <span className="id-history-meta">
             <span className="id-type-icon" title={tv ? "TV show" : "Movie"}>
               <Icon name={tv ? "tv" : "film"} size={14} />
               <span className="id-sr-only">{tv ? "TV show" : "Movie"}</span>
-            </span>
-            {item.year && <span>{item.year}</span>}
+            </span>{" "}
+            {item.year && <span>{item.year}</span>}{" "}
             {rating !== null && (
               <span>
-                <Icon name="star" size={12} className="id-inline-star" /> {rating.toFixed(1)}
+                <Icon name="star" size={12} className="id-inline-star" />
+                <span className="id-sr-only">rated</span> {rating.toFixed(1)}
               </span>
             )}
           </span>
+          <span className="id-sr-only">, </span>
           <span className="id-history-foot">
-            <span className="id-match id-match-sm">{itemMatch(item)}% match</span>
+            <span className="id-match id-match-sm">{itemMatch(item)}% match</span>{" "}
             <time dateTime={item.createdAt}>{shortDate(item.createdAt)}</time>
           </span>
+          <span className="id-sr-only">, open details</span>
         </span>
       </button>
     </li>
