@@ -5,8 +5,11 @@
 //
 // Output layout: runtime-HASH.js (the only entry a page loads), one chunk per island
 // (dynamic imports in src/islands/index.ts), shared chunks (React lives in one of them),
-// app-HASH.css (assets/css/app.css with its @import of islands.css inlined). Files from
-// earlier builds that are no longer produced are removed.
+// app-HASH.css (assets/css/app.css with its @import of islands.css inlined), and
+// sw-HASH.js, the service worker (one self-contained script; the server serves it at /sw.js).
+// precache.json lists the app shell the service worker stores at install: the runtime,
+// the chunks it imports statically, and the stylesheet. Files from earlier builds that are
+// no longer produced are removed.
 import * as esbuild from "esbuild";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -49,26 +52,55 @@ const cssOptions = {
   publicPath,
 };
 
-/** Outputs of the last JS and CSS builds, keyed by which build made them. */
-const outputs = { js: null, css: null };
+const swOptions = {
+  ...common,
+  entryPoints: { sw: path.join(here, "src/sw/sw.ts") },
+  format: "iife",
+  platform: "browser",
+  target: ["es2022", "chrome111", "firefox115", "safari16"],
+  sourcemap: false,
+};
+
+/** Outputs of the last JS, CSS and service worker builds, keyed by which build made them. */
+const outputs = { js: null, css: null, sw: null };
+
+/** The runtime, every chunk it imports statically (transitively), and the stylesheet. */
+function shellFiles(jsMeta, cssMeta) {
+  const rel = (file) => path.relative(outdir, path.resolve(file)).split(path.sep).join("/");
+  const files = new Set();
+  const visit = (file) => {
+    if (files.has(file) || !jsMeta.outputs[file]) return;
+    files.add(file);
+    for (const imp of jsMeta.outputs[file].imports ?? []) if (imp.kind === "import-statement") visit(imp.path);
+  };
+  for (const [file, info] of Object.entries(jsMeta.outputs)) {
+    if (info.entryPoint?.endsWith("src/runtime.ts") && !file.endsWith(".map")) visit(file);
+  }
+  for (const [file, info] of Object.entries(cssMeta.outputs)) {
+    if (info.entryPoint && file.endsWith(".css")) files.add(file);
+  }
+  return [...files].map((f) => `${publicPath}/${rel(f)}`).sort();
+}
 
 async function writeManifest() {
-  if (!outputs.js || !outputs.css) return;
+  if (!outputs.js || !outputs.css || !outputs.sw) return;
   const manifest = {};
-  const keep = new Set(["manifest.json"]);
-  for (const meta of [outputs.js, outputs.css]) {
+  const keep = new Set(["manifest.json", "precache.json"]);
+  for (const meta of [outputs.js, outputs.css, outputs.sw]) {
     for (const [file, info] of Object.entries(meta.outputs)) {
       const rel = path.relative(outdir, path.resolve(file)).split(path.sep).join("/");
       keep.add(rel);
       if (info.entryPoint && !file.endsWith(".map")) {
         const logical = `${path.basename(rel).replace(/-[A-Z0-9]{8}(\.\w+)$/, "$1")}`;
-        if (info.entryPoint.endsWith("src/runtime.ts") || info.entryPoint.endsWith("css/app.css")) {
+        const named = ["src/runtime.ts", "css/app.css", "src/sw/sw.ts"];
+        if (named.some((n) => info.entryPoint.endsWith(n))) {
           manifest[logical] = `${publicPath}/${rel}`;
         }
       }
     }
   }
   await writeFile(path.join(outdir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
+  await writeFile(path.join(outdir, "precache.json"), JSON.stringify(shellFiles(outputs.js, outputs.css), null, 2) + "\n");
   await prune(outdir, keep);
   return manifest;
 }
@@ -105,12 +137,18 @@ await mkdir(outdir, { recursive: true });
 if (watch) {
   const js = await esbuild.context({ ...jsOptions, plugins: [report("js")] });
   const css = await esbuild.context({ ...cssOptions, plugins: [report("css")] });
-  await Promise.all([js.watch(), css.watch()]);
+  const sw = await esbuild.context({ ...swOptions, plugins: [report("sw")] });
+  await Promise.all([js.watch(), css.watch(), sw.watch()]);
   console.log(`watching; writing ${path.relative(process.cwd(), outdir)}`);
 } else {
-  const [js, css] = await Promise.all([esbuild.build(jsOptions), esbuild.build(cssOptions)]);
+  const [js, css, sw] = await Promise.all([
+    esbuild.build(jsOptions),
+    esbuild.build(cssOptions),
+    esbuild.build(swOptions),
+  ]);
   outputs.js = js.metafile;
   outputs.css = css.metafile;
+  outputs.sw = sw.metafile;
   const manifest = await writeManifest();
   for (const [name, url] of Object.entries(manifest)) console.log(`${name.padEnd(12)} ${url}`);
 }

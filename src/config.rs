@@ -116,6 +116,51 @@ pub struct Config {
     /// Identification: engines, metadata providers, limits.
     pub identify: IdentifyConfig,
     pub library: LibraryConfig,
+    /// Web push (VAPID key, subject).
+    pub push: PushConfig,
+}
+
+/// Web push notifications.
+#[derive(Debug, Clone)]
+pub struct PushConfig {
+    /// `VAPID_PRIVATE_KEY`: the raw P-256 private key, base64url (the form web-push libraries
+    /// print). Unset: one is generated at first use and kept in the settings table, so every
+    /// node of one database signs with the same key.
+    pub vapid_private_key: Option<Secret>,
+    /// `VAPID_SUBJECT`: how push services can reach the operator, `mailto:` or `https:`
+    /// (default `mailto:` the site's contact email).
+    pub vapid_subject: Option<String>,
+    /// `REELFIND_PUSH_ALLOW_HTTP`: accept `http://` push endpoints (default false). Only for a
+    /// local push service in tests; real push services are https.
+    pub allow_http_endpoints: bool,
+}
+
+impl PushConfig {
+    fn from_env(env: &Env) -> Result<Self, ConfigError> {
+        let vapid_private_key = env.secret("VAPID_PRIVATE_KEY");
+        if let Some(key) = &vapid_private_key {
+            if web_push::VapidSignatureBuilder::from_base64_no_sub(key.expose()).is_err() {
+                return Err(ConfigError {
+                    name: "VAPID_PRIVATE_KEY",
+                    reason: "expected a raw P-256 private key in base64url (43 characters)".into(),
+                });
+            }
+        }
+        let vapid_subject = env.string("VAPID_SUBJECT");
+        if let Some(s) = &vapid_subject {
+            if !(s.starts_with("mailto:") || s.starts_with("https://")) {
+                return Err(ConfigError {
+                    name: "VAPID_SUBJECT",
+                    reason: format!("expected mailto:you@example.com or an https:// URL, got {s}"),
+                });
+            }
+        }
+        Ok(Self {
+            vapid_private_key,
+            vapid_subject,
+            allow_http_endpoints: env.flag("REELFIND_PUSH_ALLOW_HTTP", false)?,
+        })
+    }
 }
 
 /// Accounts: outgoing mail, Google sign-in, and how client addresses are read.
@@ -322,7 +367,8 @@ impl Config {
             demo: env.flag("REELFIND_LIBRARY_DEMO", true)?,
             demo_file: env.parse("REELFIND_LIBRARY_DEMO_FILE", assets_dir.join("demo").join("big-buck-bunny.mp4"))?,
         };
-        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts, identify, library })
+        let push = PushConfig::from_env(env)?;
+        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts, identify, library, push })
     }
 
     /// The public origin without a trailing slash, e.g. `https://reelfind.example`.
@@ -364,6 +410,17 @@ mod tests {
         assert_eq!(err.name, "SMTP_URL");
         let c = Config::from_env(&Env::from_pairs([("SMTP_URL", "smtp://u:p@mail.example.com:587")])).unwrap();
         assert!(!format!("{c:?}").contains("u:p@"));
+    }
+
+    #[test]
+    fn vapid_variables_are_checked() {
+        let err = Config::from_env(&Env::from_pairs([("VAPID_PRIVATE_KEY", "not-a-key")])).unwrap_err();
+        assert_eq!(err.name, "VAPID_PRIVATE_KEY");
+        let err = Config::from_env(&Env::from_pairs([("VAPID_SUBJECT", "ops@example.com")])).unwrap_err();
+        assert_eq!(err.name, "VAPID_SUBJECT");
+        let key = "IQ9Ur0ykXoHS9gzfYX0aBjy9lvdrjx_PFUXmie9YRcY";
+        let c = Config::from_env(&Env::from_pairs([("VAPID_PRIVATE_KEY", key)])).unwrap();
+        assert!(!format!("{c:?}").contains(key));
     }
 
     #[test]

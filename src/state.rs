@@ -27,6 +27,8 @@ pub struct Inner {
     pub identify: IdentifyState,
     /// The offline scene index (Library engine).
     pub library: Arc<crate::library::LibraryIndex>,
+    /// The VAPID key for push notifications, loaded (or created) on first use.
+    pub vapid: tokio::sync::OnceCell<crate::services::push::Vapid>,
 }
 
 impl Deref for AppState {
@@ -58,7 +60,17 @@ impl AppState {
             accounts,
             identify,
             library,
+            vapid: tokio::sync::OnceCell::new(),
         })))
+    }
+
+    /// The VAPID key: `VAPID_PRIVATE_KEY`, else the one stored in the settings table
+    /// (generated the first time).
+    pub async fn vapid(&self) -> Result<&crate::services::push::Vapid, crate::services::push::PushError> {
+        let configured = self.config.push.vapid_private_key.as_ref().map(|s| s.expose().to_owned());
+        self.vapid
+            .get_or_try_init(|| crate::services::push::load_or_create_vapid(&self.db, configured.as_deref()))
+            .await
     }
 
     pub async fn settings(&self) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {

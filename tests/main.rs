@@ -16,6 +16,7 @@ mod identify_history;
 mod identify_support;
 mod library;
 mod library_audio;
+mod notifications;
 mod pages;
 mod profiles;
 mod testimonials;

@@ -4,7 +4,9 @@
  * 1. applies the theme and motion preferences and keeps them current;
  * 2. enhances the header (no React, see header/header.ts), renders the shared toast
  *    viewport and the offline banner, and records errors in the client log;
- * 3. finds `[data-island]` marks and mounts each one with React, lazily: the island's
+ * 3. at idle time, loads the installable-app module (pwa/client.ts: service worker,
+ *    install card, notification prompt), still without React;
+ * 4. finds `[data-island]` marks and mounts each one with React, lazily: the island's
  *    chunk and the React chunk are fetched only when a page has a mark, when it comes near
  *    the viewport (or at idle time, or at once; see `data-island-load` below).
  *
@@ -120,6 +122,8 @@ function start() {
   }
   showPendingToast();
   mountIslands();
+  const signedIn = Boolean(header?.dataset.userId);
+  idle(() => void import("./pwa/client").then((m) => m.startPwa({ signedIn })).catch((e) => logError("PWA module failed to load", "pwa", e)));
   const params = new URLSearchParams(location.search);
   if (params.get("debug") === "true" || params.get("vitals") === "true") {
     void import("./lib/debug").then((m) => m.showDebugOverlay(params));

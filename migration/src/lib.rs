@@ -7,6 +7,7 @@ mod m20261122_300000_testimonials;
 mod m20261122_300001_blog_seed;
 mod m20261122_400000_identify;
 mod m20261122_500000_collections;
+mod m20261122_510000_push;
 
 pub struct Migrator;
 
@@ -20,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_300001_blog_seed::Migration),
             Box::new(m20261122_400000_identify::Migration),
             Box::new(m20261122_500000_collections::Migration),
+            Box::new(m20261122_510000_push::Migration),
         ]
     }
 }

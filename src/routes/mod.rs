@@ -7,6 +7,7 @@ pub mod api;
 pub mod assets;
 pub mod errors;
 pub mod pages;
+pub mod pwa;
 pub mod shared;
 
 use axum::Router;
@@ -20,6 +21,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(shared::router())
         .merge(accounts::router())
         .merge(admin::router())
+        .merge(pwa::router())
         .nest("/api", api::router())
         .merge(assets::service(&state.config.assets_dir))
         .route("/healthz", axum::routing::get(health))

@@ -5,6 +5,7 @@ pub mod collections;
 pub mod google;
 pub mod mail;
 pub mod profiles;
+pub mod push;
 pub mod sessions;
 pub mod settings;
 pub mod testimonials;

@@ -58,7 +58,11 @@ pub const DEFAULTS: &[(&str, &str)] = &[
 
 /// Settings whose values must never leave the server through `/api/settings`.
 pub fn is_secret_key(key: &str) -> bool {
-    key.ends_with("_api_key") || key.ends_with("_secret") || key.ends_with("_token") || key.ends_with("_password")
+    key.ends_with("_api_key")
+        || key.ends_with("_private_key")
+        || key.ends_with("_secret")
+        || key.ends_with("_token")
+        || key.ends_with("_password")
 }
 
 pub type SettingsMap = BTreeMap<String, String>;

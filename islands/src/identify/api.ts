@@ -54,6 +54,8 @@ export function uploadIdentify(opts: UploadOptions): Promise<IdentificationResul
       }
       try {
         resolve(unwrapResult(JSON.parse(text)));
+        // The notification prompt (pwa/client.ts) follows a person's first identification.
+        window.dispatchEvent(new CustomEvent("reelfind:identified"));
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
       }

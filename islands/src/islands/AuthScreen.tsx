@@ -12,6 +12,18 @@ import { clearFreeUsageCount } from "../lib/storage";
 import { toastAfterNavigation } from "../lib/toast";
 import { useToast } from "../lib/useToast";
 import { AUTH_ERRORS, isNetworkError, pendingUrl, serverMessage, signUpProblem } from "../accounts/shared";
+import { WelcomeOnboarding, type OnboardingOutcome } from "../pwa/WelcomeOnboarding";
+
+/** The welcome toast after the onboarding, by how it ended (SPEC 8). */
+export function welcomeToast(siteName: string, username: string, outcome: OnboardingOutcome) {
+  const hello = `Welcome to ${siteName}, ${username}!`;
+  const more: Record<OnboardingOutcome, string> = {
+    enabled: "Notifications are on.",
+    failed: "Notifications could not be turned on; you can try again in PWA Settings.",
+    declined: "You can turn on notifications any time in PWA Settings.",
+  };
+  return { title: "Account created!", description: `${hello} ${more[outcome]}` };
+}
 
 export interface AuthScreenProps {
   googleEnabled?: boolean;
@@ -87,6 +99,8 @@ export default function AuthScreen({ googleEnabled = false, error, initialTab = 
   const [busy, setBusy] = useState(false);
   const [signIn, setSignIn] = useState({ username: "", password: "" });
   const [signUp, setSignUp] = useState({ username: "", email: "", password: "", confirm: "" });
+  // After registration: the welcome onboarding for this username, then home.
+  const [welcome, setWelcome] = useState<string | null>(null);
   const id = useId();
   const tabRefs = { signin: useRef<HTMLButtonElement>(null), signup: useRef<HTMLButtonElement>(null) };
 
@@ -152,8 +166,7 @@ export default function AuthScreen({ googleEnabled = false, error, initialTab = 
         return;
       }
       signedIn(res);
-      toastAfterNavigation({ title: "Account created!", description: `Welcome to ${siteName}, ${res.username}!` });
-      nav.go("/");
+      setWelcome(res.username);
     } catch (err) {
       setBusy(false);
       const description = isNetworkError(err)
@@ -189,8 +202,14 @@ export default function AuthScreen({ googleEnabled = false, error, initialTab = 
     </button>
   );
 
+  const finishWelcome = (outcome: OnboardingOutcome) => {
+    toastAfterNavigation(welcomeToast(siteName, welcome ?? signUp.username.trim(), outcome));
+    nav.go("/");
+  };
+
   return (
     <div className="auth-island" data-testid="auth-screen">
+      {welcome !== null && <WelcomeOnboarding open username={welcome} siteName={siteName} onFinish={finishWelcome} />}
       <div className="auth-tabs" role="tablist" aria-label="Sign in or sign up">
         {tabButton("signin", "Sign In")}
         {tabButton("signup", "Sign Up")}

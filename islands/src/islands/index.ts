@@ -19,6 +19,7 @@ export const islands: Record<string, IslandLoader> = {
   History: () => import("./History"),
   PendingVerification: () => import("./PendingVerification"),
   Profile: () => import("./Profile"),
+  PwaSettings: () => import("./PwaSettings"),
   RecentIdentifications: () => import("./RecentIdentifications"),
   Uploader: () => import("./Uploader"),
   VerifyEmail: () => import("./VerifyEmail"),

@@ -6,6 +6,7 @@ pub mod collections;
 pub mod google;
 pub mod identify;
 pub mod library;
+pub mod notifications;
 pub mod profiles;
 pub mod site;
 pub mod testimonials;
@@ -23,6 +24,7 @@ pub fn router() -> Router<AppState> {
         .merge(profiles::router())
         .merge(identify::router())
         .merge(library::router())
+        .merge(notifications::router())
         .merge(blog::router())
         .merge(collections::router())
         .merge(testimonials::router())

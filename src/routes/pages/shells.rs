@@ -42,14 +42,22 @@ pub struct PwaSettingsPage {
     pub island: Island,
 }
 
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PwaSettingsProps {
+    signed_in: bool,
+    site_name: String,
+}
+
 /// `/pwa-settings`: install the app and manage notifications.
 async fn pwa_settings(ctx: PageCtx) -> PwaSettingsPage {
     let name = ctx.site.name.clone();
+    let props = PwaSettingsProps { signed_in: ctx.user.is_some(), site_name: name.clone() };
     let ctx = ctx.titled(
         "App & Notification Settings",
         format!("Install {name} on your phone or desktop and choose which notifications you receive."),
     );
-    PwaSettingsPage { ctx, island: Island::new("PwaSettings", &NoProps {}) }
+    PwaSettingsPage { ctx, island: Island::new("PwaSettings", &props) }
 }
 
 #[derive(Template, WebTemplate)]
