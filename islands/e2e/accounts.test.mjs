@@ -130,6 +130,8 @@ describe("accounts", () => {
     await page.waitForSelector("[data-testid=auth-screen]");
     await Promise.all([page.waitForURL(/\/auth/), page.getByRole("button", { name: "Continue with Google" }).click()]);
     await page.getByText("Google authentication is currently unavailable. Please try again later.").waitFor();
+    // The server's fallback already shows the text; the island then tidies the address bar.
+    await page.waitForFunction(() => location.search === "", null, { timeout: 10_000 }).catch(() => {});
     assert.equal(new URL(page.url()).search, "", "the error code is tidied from the address bar");
     await app.screenshot(page, "auth-google-unavailable-1280");
     app.assertNoConsoleErrors(page);

@@ -272,7 +272,7 @@ describe("installable app and push notifications", () => {
     });
   }
 
-  test("install card 3 s after beforeinstallprompt; the notification prompt follows an identification once", async () => {
+  test("install card 3 s after beforeinstallprompt; signed in, the notification prompt follows an identification once", async () => {
     for (const [width, label] of [
       [390, "Add to Home Screen"],
       [1280, "Install App"],
@@ -305,7 +305,17 @@ describe("installable app and push notifications", () => {
       app.assertNoConsoleErrors(page);
     }
 
+    // Guests are not asked (push needs an account).
+    const guest = await app.newPage({ width: 1280 });
+    await guest.goto(`${app.url}/about`);
+    await guest.waitForSelector("html[data-pwa=ready]", { state: "attached", timeout: 30_000 });
+    await guest.evaluate(() => window.dispatchEvent(new CustomEvent("reelfind:identified")));
+    await guest.waitForTimeout(300);
+    assert.equal(await guest.locator("[data-pwa-card=notifications]").count(), 0);
+
     const page = await app.newPage({ width: 1280 });
+    await page.goto(`${app.url}/about`);
+    await registerIn(page, "promptee");
     await page.goto(`${app.url}/about`);
     await page.waitForSelector("html[data-pwa=ready]", { state: "attached", timeout: 30_000 });
     await page.evaluate(() => window.dispatchEvent(new CustomEvent("reelfind:identified")));

@@ -3,15 +3,14 @@
  * (no React): registers /sw.js with root scope and tracks its status (SPEC 4: none,
  * installing, waiting, active, error), checks for a new version every 5 minutes and
  * offers "Reload" when one is waiting; shows the install card 3 s after the browser's
- * `beforeinstallprompt` (SPEC 2); shows the notification prompt (SPEC 4) after an
- * identification (the `reelfind:identified` window event).
+ * `beforeinstallprompt` (SPEC 2); shows signed-in people the notification prompt (SPEC 4)
+ * after an identification (the `reelfind:identified` window event).
  *
  * The PwaSettings island reads the same state through `getPwaState`/`subscribePwa`.
  */
 import { logError, logWarning } from "../lib/log";
 import { getItem, removeItem, setItem, StorageKeys } from "../lib/storage";
 import { toast } from "../lib/toast";
-import { currentPermission, enablePush, isPushSupported, notificationsSupported, pushErrorMessage, requestPermission } from "./push";
 import {
   INSTALL_PROMPT_DELAY_MS,
   installLabel,
@@ -36,6 +35,9 @@ export interface PwaState {
   installed: boolean;
   error: string | null;
 }
+
+const notificationsSupported = () => "Notification" in window;
+const currentPermission = () => (notificationsSupported() ? Notification.permission : null);
 
 /** Session key: the install card was dismissed in this tab session. */
 const INSTALL_DISMISSED = "installPromptDismissed";
@@ -269,6 +271,8 @@ export function maybeShowNotificationPrompt(signedIn: boolean): boolean {
       label: "Enable",
       onClick: async () => {
         hideCard("notifications");
+        // Loaded on demand: plain pages stay small.
+        const { enablePush, isPushSupported, pushErrorMessage, requestPermission } = await import("./push");
         try {
           const permission = await requestPermission();
           if (permission !== "granted") return;
@@ -301,9 +305,8 @@ export function startPwa(opts: { signedIn: boolean }): void {
     update({ installAvailable: false, installed: true });
     hideCard("install");
   });
-  window.addEventListener("reelfind:identified", () => {
-    maybeShowNotificationPrompt(opts.signedIn);
-  });
+  // Push is for signed-in people (SPEC 1), so only they are asked.
+  if (opts.signedIn) window.addEventListener("reelfind:identified", () => maybeShowNotificationPrompt(true));
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.addEventListener("controllerchange", () => {
       // Only an update the person asked for reloads the page (the first install claims silently).
@@ -328,5 +331,9 @@ export function startPwa(opts: { signedIn: boolean }): void {
   document.documentElement.dataset.pwa = "ready";
   // A permission revoked in the browser's settings makes the stored grant stale.
   if (currentPermission() !== "granted") removeItem(StorageKeys.notificationPermission);
-  void registerServiceWorker();
+  // Register once the page has loaded, so installing the worker (it precaches the shell)
+  // never competes with the page's own first requests.
+  const register = () => void registerServiceWorker();
+  if (document.readyState === "complete") register();
+  else window.addEventListener("load", register, { once: true });
 }
