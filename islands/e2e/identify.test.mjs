@@ -463,6 +463,9 @@ describe("identification experience", () => {
       const visitor = await newPage(width);
       await ensureMarks(visitor);
       await visitor.goto(link);
+      await visitor.getByRole("heading", { level: 1, name: "The Matrix (1999)" }).waitFor();
+      await app.screenshot(visitor, `shared-page-${width}`);
+      await app.assertAccessible(visitor, { include: "main" });
       await visitor.getByRole("link", { name: /See the full result/ }).click();
       await visitor.waitForURL((u) => u.pathname === "/");
       const result = visitor.getByTestId("result-view");
