@@ -12,9 +12,12 @@
 // browser would). The first test records what the real subscribe() answers offline.
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
-import { startApp } from "./harness.mjs";
+import { repoRoot, startApp } from "./harness.mjs";
 
 let app;
 let push;
@@ -180,6 +183,7 @@ describe("installable app and push notifications", () => {
     const vapid = await page.evaluate(async () => (await (await fetch("/api/notifications/vapid-public-key")).json()).publicKey);
     assert.equal(await page.evaluate(() => window.__applicationServerKey), vapid, "subscribed with the server's VAPID key");
     await app.screenshot(page, "pwa-settings-enabled-1280");
+    await app.assertAccessible(page, { include: "[data-island=PwaSettings]" });
 
     const before = push.received.length;
     await page.getByRole("button", { name: "Send test notification" }).click();
@@ -250,6 +254,7 @@ describe("installable app and push notifications", () => {
       await dialog.getByRole("button", { name: "Next" }).click();
       for (const b of ["Instant Results", "Save Time", "New Features", "Special Offers"]) await dialog.getByText(b).waitFor();
       await app.screenshot(page, `onboarding-benefits-${width}`);
+      await app.assertAccessible(page, { include: "dialog[open]" });
       // Keyboard: focus stays inside the dialog.
       await page.keyboard.press("Tab");
       assert.ok(await page.evaluate(() => Boolean(document.activeElement?.closest("dialog"))), "focus stays in the dialog");
@@ -299,6 +304,7 @@ describe("installable app and push notifications", () => {
       assert.ok(shownAfter >= 2900, `shown after ${Math.round(shownAfter)} ms`);
       assert.equal((await card.getByRole("button").first().textContent()).trim(), label);
       await app.screenshot(page, `install-card-${width}`);
+      await app.assertAccessible(page, { include: "[data-pwa-cards]" });
       await card.getByRole("button", { name: label }).click();
       await card.waitFor({ state: "detached" });
       assert.equal(await page.evaluate(() => window.__prompted), true);
@@ -332,5 +338,45 @@ describe("installable app and push notifications", () => {
     await page.waitForTimeout(300);
     assert.equal(await prompt.count(), 0, "shown once");
     app.assertNoConsoleErrors(page);
+  });
+  test("a new build waits as an update; Reload to update activates it and reloads", async () => {
+    // Its own server on a copy of the assets, so the test can publish a "new build".
+    const assets = await mkdtemp(path.join(os.tmpdir(), "reelfind-pwa-assets-"));
+    await cp(path.join(repoRoot, "assets"), assets, { recursive: true, filter: (src) => !src.includes(`${path.sep}demo`) });
+    const other = await startApp({ env: { REELFIND_ASSETS_DIR: assets, REELFIND_LIBRARY_DEMO: "false" } });
+    try {
+      const page = await other.newPage({ width: 1280 });
+      await page.goto(`${other.url}/pwa-settings`);
+      await swActive(page);
+      await page.reload();
+      await page.locator("[data-sw-status=active]").waitFor();
+      const firstScript = await page.evaluate(async () => (await fetch("/sw.js")).text());
+
+      // Publish a new build: one more file in the shell changes /sw.js byte for byte.
+      const precache = path.join(assets, "dist/precache.json");
+      const list = JSON.parse(await readFile(precache, "utf8"));
+      await writeFile(precache, JSON.stringify([...list, "/assets/dist/manifest.json"]));
+      assert.notEqual(await page.evaluate(async () => (await fetch("/sw.js")).text()), firstScript);
+
+      await page.getByRole("button", { name: "Check for updates" }).click();
+      await page.locator("[data-sw-status=waiting]").waitFor({ timeout: 30_000 });
+      await page.locator("[data-pwa-card=update]").waitFor();
+      await other.screenshot(page, "pwa-update-ready-1280");
+      const reloaded = page.waitForEvent("load");
+      await page.getByRole("button", { name: "Reload to update" }).click();
+      await reloaded;
+      await page.locator("[data-sw-status=active]").waitFor({ timeout: 30_000 });
+      const cached = await page.evaluate(async () => {
+        const keys = await caches.keys();
+        const statics = keys.filter((k) => k.startsWith("reelfind-static-"));
+        const c = await caches.open(statics[0]);
+        return { statics: statics.length, hasNewFile: Boolean(await c.match("/assets/dist/manifest.json")) };
+      });
+      assert.deepEqual(cached, { statics: 1, hasNewFile: true }, "the old cache is gone, the new one has the new file");
+      other.assertNoConsoleErrors(page);
+    } finally {
+      await other.stop();
+      await rm(assets, { recursive: true, force: true });
+    }
   });
 });

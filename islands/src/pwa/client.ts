@@ -46,6 +46,8 @@ let state: PwaState = { status: "none", installAvailable: false, installed: fals
 const listeners = new Set<(s: PwaState) => void>();
 let deferredPrompt: BeforeInstallPromptEvent | null = null;
 let registration: ServiceWorkerRegistration | null = null;
+/** The person clicked Reload: the next controller change reloads the page. */
+let updateRequested = false;
 let reloading = false;
 let started = false;
 
@@ -120,6 +122,7 @@ export function applyUpdate(): void {
     location.reload();
     return;
   }
+  updateRequested = true;
   waiting.postMessage({ type: "SKIP_WAITING" });
 }
 
@@ -310,7 +313,7 @@ export function startPwa(opts: { signedIn: boolean }): void {
   if ("serviceWorker" in navigator) {
     navigator.serviceWorker.addEventListener("controllerchange", () => {
       // Only an update the person asked for reloads the page (the first install claims silently).
-      if (state.status === "waiting" && !reloading) {
+      if (updateRequested && !reloading) {
         reloading = true;
         location.reload();
       }
