@@ -311,6 +311,26 @@ describe("installable app and push notifications", () => {
       app.assertNoConsoleErrors(page);
     }
 
+    // A result's pictures are handed to the worker (CACHE_MOVIE_DATA) and kept (CACHE_UPDATED).
+    const viewer = await app.newPage({ width: 1280 });
+    await viewer.goto(`${app.url}/about`);
+    await viewer.waitForSelector("html[data-pwa=ready]", { state: "attached", timeout: 30_000 });
+    await viewer.waitForFunction(() => Boolean(navigator.serviceWorker.controller), null, { timeout: 30_000 });
+    const updated = await viewer.evaluate(
+      () =>
+        new Promise((resolve) => {
+          window.addEventListener("reelfind:cache_updated", (e) => resolve(e.detail), { once: true });
+          const result = { title: "X", posterUrl: "/assets/icons/icon-512.png", cast: [{ name: "A", profileUrl: "/api/user" }] };
+          window.dispatchEvent(new CustomEvent("reelfind:identified", { detail: result }));
+        }),
+    );
+    assert.deepEqual(updated, { type: "CACHE_UPDATED", cache: "reelfind-movie-data", count: 1 });
+    const kept = await viewer.evaluate(async () => {
+      const c = await caches.open("reelfind-movie-data");
+      return { poster: Boolean(await c.match("/assets/icons/icon-512.png")), api: Boolean(await c.match("/api/user")) };
+    });
+    assert.deepEqual(kept, { poster: true, api: false }, "pictures kept, API answers never");
+
     // Guests are not asked (push needs an account).
     const guest = await app.newPage({ width: 1280 });
     await guest.goto(`${app.url}/about`);

@@ -3,6 +3,7 @@ import {
   base64UrlToBytes,
   cacheableDataUrl,
   installLabel,
+  movieImageUrls,
   INSTALL_PROMPT_DELAY_MS,
   onboardingNext,
   parsePushPayload,
@@ -127,5 +128,17 @@ describe("push payloads and keys", () => {
   it("decodes base64url keys", () => {
     expect(Array.from(base64UrlToBytes("AQID_-8"))).toEqual([1, 2, 3, 255, 239]);
     expect(base64UrlToBytes("BLMbF9ffKBiWQLCKvTHb6LO8Nb6dcUh6TItC455vu2kElga6PQvUmaFyCdykxY2nOSSL3yKgfbmFLRTUaGv4yV8").length).toBe(65);
+  });
+});
+
+describe("movie data kept offline", () => {
+  it("poster first, then cast photos, no blanks or repeats, 8 at most", () => {
+    const cast = Array.from({ length: 12 }, (_, i) => ({ name: `a${i}`, profileUrl: i === 3 ? null : `https://image.tmdb.org/p/${i}.jpg` }));
+    const urls = movieImageUrls({ posterUrl: "https://image.tmdb.org/poster.jpg", cast: [...cast, cast[0]] });
+    expect(urls[0]).toBe("https://image.tmdb.org/poster.jpg");
+    expect(urls).toHaveLength(8);
+    expect(urls).not.toContain(null);
+    expect(movieImageUrls(null)).toEqual([]);
+    expect(movieImageUrls({ poster: "/p.jpg" })).toEqual(["/p.jpg"]);
   });
 });

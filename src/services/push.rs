@@ -144,6 +144,11 @@ pub fn validate_subscription(sub: &SubscriptionJson, allow_http: bool) -> Result
     if !scheme_ok || url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
         return Err(PushError::Invalid("subscription.endpoint must be an https URL".into()));
     }
+    // Push services are public hosts; an endpoint on this machine or a private network would
+    // make the server post to places a browser chose (allowed only with the local-testing flag).
+    if !allow_http && is_internal_host(&url) {
+        return Err(PushError::Invalid("subscription.endpoint must be a public push service".into()));
+    }
     let p256dh = decode_key(&sub.keys.p256dh).filter(|k| k.len() == 65 && k[0] == 4).ok_or_else(|| {
         PushError::Invalid("subscription.keys.p256dh must be a base64url P-256 public key (65 bytes)".into())
     })?;
@@ -155,6 +160,27 @@ pub fn validate_subscription(sub: &SubscriptionJson, allow_http: bool) -> Result
         p256dh: URL_SAFE_NO_PAD.encode(p256dh),
         auth: URL_SAFE_NO_PAD.encode(auth),
     })
+}
+
+fn is_internal_host(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => {
+            let d = d.trim_end_matches('.').to_ascii_lowercase();
+            d == "localhost" || d.ends_with(".localhost") || d.ends_with(".local") || d.ends_with(".internal")
+        }
+        Some(url::Host::Ipv4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified() || ip.is_broadcast()
+        }
+        Some(url::Host::Ipv6(ip)) => {
+            let first = ip.segments()[0];
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (first & 0xfe00) == 0xfc00
+                || (first & 0xffc0) == 0xfe80
+                || ip.to_ipv4_mapped().is_some()
+        }
+        None => true,
+    }
 }
 
 /// The device description kept beside a subscription: a JSON object, at most
@@ -459,6 +485,14 @@ mod tests {
             ("https://push.example/x", &P256DH[..40], AUTH, "p256dh"),
             ("https://push.example/x", P256DH, "xS03Fi5E", "auth"),
             ("https://push.example/x", P256DH, "not base64!", "auth"),
+            ("https://localhost/x", P256DH, AUTH, "public push service"),
+            ("https://127.0.0.1:8443/x", P256DH, AUTH, "public push service"),
+            ("https://10.1.2.3/x", P256DH, AUTH, "public push service"),
+            ("https://192.168.1.1/x", P256DH, AUTH, "public push service"),
+            ("https://169.254.169.254/latest", P256DH, AUTH, "public push service"),
+            ("https://[::1]/x", P256DH, AUTH, "public push service"),
+            ("https://[fd00::1]/x", P256DH, AUTH, "public push service"),
+            ("https://metadata.google.internal/x", P256DH, AUTH, "public push service"),
         ] {
             let err = validate_subscription(&sub(e, p, a), false).unwrap_err().to_string();
             assert!(err.contains(msg), "{e} {p} {a}: {err}");

@@ -53,9 +53,11 @@ export function uploadIdentify(opts: UploadOptions): Promise<IdentificationResul
         return;
       }
       try {
-        resolve(unwrapResult(JSON.parse(text)));
-        // The notification prompt (pwa/client.ts) follows a person's first identification.
-        window.dispatchEvent(new CustomEvent("reelfind:identified"));
+        const result = unwrapResult(JSON.parse(text));
+        resolve(result);
+        // pwa/client.ts: the notification prompt follows a first identification, and the
+        // service worker keeps the result's pictures for offline viewing.
+        window.dispatchEvent(new CustomEvent("reelfind:identified", { detail: result }));
       } catch (error) {
         reject(error instanceof Error ? error : new Error(String(error)));
       }

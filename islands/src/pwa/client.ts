@@ -14,6 +14,7 @@ import { toast } from "../lib/toast";
 import {
   INSTALL_PROMPT_DELAY_MS,
   installLabel,
+  movieImageUrls,
   PUSH_TEXT,
   shouldShowNotificationPrompt,
   SW_UPDATE_INTERVAL_MS,
@@ -307,6 +308,10 @@ export function startPwa(opts: { signedIn: boolean }): void {
     deferredPrompt = null;
     update({ installAvailable: false, installed: true });
     hideCard("install");
+  });
+  window.addEventListener("reelfind:identified", (e) => {
+    const urls = movieImageUrls((e as CustomEvent).detail);
+    if (urls.length) navigator.serviceWorker?.controller?.postMessage({ type: "CACHE_MOVIE_DATA", urls });
   });
   // Push is for signed-in people (SPEC 1), so only they are asked.
   if (opts.signedIn) window.addEventListener("reelfind:identified", () => maybeShowNotificationPrompt(true));

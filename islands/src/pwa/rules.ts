@@ -141,6 +141,15 @@ export function cacheableDataUrl(raw: string, origin: string): boolean {
   return url.protocol === "https:";
 }
 
+/** Pictures of a result worth keeping offline: the poster, then cast photos (8 at most). */
+export function movieImageUrls(result: unknown): string[] {
+  if (!result || typeof result !== "object") return [];
+  const r = result as { posterUrl?: unknown; poster?: unknown; cast?: unknown };
+  const urls: unknown[] = [r.posterUrl ?? r.poster];
+  if (Array.isArray(r.cast)) for (const c of r.cast) urls.push((c as { profileUrl?: unknown } | null)?.profileUrl);
+  return [...new Set(urls.filter((u): u is string => typeof u === "string" && u.length > 0))].slice(0, 8);
+}
+
 /** Base64url (as in `publicKey`) to the bytes `applicationServerKey` wants. */
 export function base64UrlToBytes(value: string): Uint8Array<ArrayBuffer> {
   const b64 = value.replace(/-/g, "+").replace(/_/g, "/");

@@ -19,7 +19,7 @@ declare const self: ServiceWorkerGlobalScope & { __REELFIND_SW__?: { version: st
 const build = self.__REELFIND_SW__ ?? { version: "dev", precache: ["/offline"] };
 const STATIC_CACHE = `reelfind-static-${build.version}`;
 const MOVIE_CACHE = "reelfind-movie-data";
-const MOVIE_CACHE_LIMIT = 60;
+const MOVIE_CACHE_LIMIT = 40;
 const OFFLINE_URL = "/offline";
 
 async function broadcast(message: Record<string, unknown>): Promise<void> {
@@ -90,7 +90,13 @@ self.addEventListener("fetch", (event) => {
   if (strategy === "page") event.respondWith(page(event));
   else if (strategy === "immutable") event.respondWith(immutable(event.request));
   else if (strategy === "static") event.respondWith(staleWhileRevalidate(event));
-  // "bypass": not handled, the browser goes to the network as if there were no worker.
+  else if (event.request.destination === "image" && event.request.method === "GET" && cacheableDataUrl(event.request.url, self.location.origin)) {
+    // Posters and photos kept by CACHE_MOVIE_DATA: the network first, the kept copy offline.
+    event.respondWith(
+      fetch(event.request).catch(async () => (await (await caches.open(MOVIE_CACHE)).match(event.request.url)) ?? Response.error()),
+    );
+  }
+  // Otherwise "bypass": not handled, the browser goes to the network as if there were no worker.
 });
 
 /** Stores the given URLs (posters, stills, bundles) for offline viewing; answers CACHE_UPDATED. */
@@ -101,9 +107,9 @@ async function cacheUrls(cacheName: string, urls: unknown, limit?: number): Prom
   let count = 0;
   for (const u of wanted) {
     try {
-      const sameOrigin = new URL(u, self.location.origin).origin === self.location.origin;
-      const res = await fetch(u, sameOrigin ? {} : { mode: "no-cors", credentials: "omit" });
-      if (res.ok || res.type === "opaque") {
+      // CORS only: opaque copies cost browsers megabytes of quota each.
+      const res = await fetch(u, { mode: "cors", credentials: "omit" });
+      if (res.ok) {
         await cache.put(u, res);
         count++;
       }
