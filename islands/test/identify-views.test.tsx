@@ -159,7 +159,7 @@ describe("ResultView", () => {
     }
   });
 
-  it("Add to Collection: 401 says Sign in Required, other failures Error", async () => {
+  it("Add to Collection: 401 says Sign in Required, other failures Error, success marks the button", async () => {
     routeFetch({ "/api/collections/items": () => new Response('{"message":"no"}', { status: 401 }) });
     wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);
     fireEvent.click(screen.getByRole("button", { name: /Add to Collection/ }));
@@ -167,6 +167,11 @@ describe("ResultView", () => {
     routeFetch({});
     fireEvent.click(screen.getByRole("button", { name: /Add to Collection/ }));
     await waitFor(() => expect(getToasts()[0]).toMatchObject({ title: "Error", description: "Failed to add to collection" }));
+    expect(screen.queryByRole("button", { name: /In Your Collection/ })).toBeNull();
+    routeFetch({ "/api/collections/items": () => new Response('{"id":1}', { status: 201, headers: { "content-type": "application/json" } }) });
+    fireEvent.click(screen.getByRole("button", { name: /Add to Collection/ }));
+    await waitFor(() => expect(getToasts()[0]?.title).toBe("Added to Collection"));
+    expect(screen.getByRole("button", { name: /In Your Collection/ })).toBeDefined();
   });
 
   it("sends click_streaming_link with title and platform", async () => {

@@ -390,6 +390,8 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
   const [tab, setTab] = useState("overview");
   const [reviewOpen, setReviewOpen] = useState(false);
   const [adding, setAdding] = useState(false);
+  const [saved, setSaved] = useState(false);
+  useEffect(() => setSaved(false), [result]);
   const headingRef = useRef<HTMLHeadingElement>(null);
   const articleRef = useRef<HTMLElement>(null);
   const titleId = useId();
@@ -433,10 +435,14 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
     setAdding(true);
     const outcome = await addToCollection(result);
     setAdding(false);
-    if (outcome === "added") toast({ title: "Added to Collection", description: `${title} was added to your collection.` });
-    else if (outcome === "signin")
+    if (outcome === "added") {
+      setSaved(true);
+      toast({ title: "Added to Collection", description: `${title} was added to your collection.` });
+    } else if (outcome === "signin") {
       toast({ title: "Sign in Required", description: "Please sign in to add titles to your collection.", variant: "destructive" });
-    else toast({ title: "Error", description: "Failed to add to collection", variant: "destructive" });
+    } else {
+      toast({ title: "Error", description: "Failed to add to collection", variant: "destructive" });
+    }
   };
 
   const tabs: TabDef[] = [{ id: "overview", label: "Overview", panel: <Overview result={result} match={match} /> }];
@@ -540,7 +546,8 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
                   <Icon name="share" size={16} /> Share
                 </button>
                 <button type="button" className="btn btn-ghost" onClick={() => void onCollect()} disabled={adding} aria-busy={adding}>
-                  <Icon name="plus" size={16} /> Add to Collection
+                  {/* Saving again is harmless (the server keeps one item per title). */}
+                  <Icon name={saved ? "check" : "plus"} size={16} /> {saved ? "In Your Collection" : "Add to Collection"}
                 </button>
               </div>
             </div>
