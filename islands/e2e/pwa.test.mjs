@@ -208,14 +208,26 @@ describe("installable app and push notifications", () => {
       void cdp.send("ServiceWorker.enable");
     });
     await cdp.send("ServiceWorker.deliverPushMessage", { origin: app.url, registrationId, data: JSON.stringify(payload) });
-    const shown = await page.waitForFunction(async () => {
+    const note = await page.evaluate(async () => {
       const r = await navigator.serviceWorker.ready;
-      const n = await r.getNotifications();
-      return n.length ? { title: n[0].title, body: n[0].body, url: n[0].data?.url } : null;
+      for (let i = 0; i < 100; i++) {
+        const n = await r.getNotifications();
+        if (n.length) return { title: n[0].title, body: n[0].body, url: n[0].data?.url };
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+      return null;
     });
-    const note = await shown.jsonValue();
+    assert.ok(note, "the worker showed a notification");
     assert.equal(note.title, "Test Notification");
     assert.equal(note.url, "/pwa-settings");
+
+    // Background sync (registered when the connection returns): the worker refreshes the
+    // shell and says SYNC_SUCCESS to its pages.
+    const synced = page.evaluate(
+      () => new Promise((resolve) => window.addEventListener("reelfind:sync_success", (e) => resolve(e.detail), { once: true })),
+    );
+    await cdp.send("ServiceWorker.dispatchSyncEvent", { origin: app.url, registrationId, tag: "refresh-shell", lastChance: false });
+    assert.deepEqual(await synced, { type: "SYNC_SUCCESS", tag: "refresh-shell" });
 
     await page.getByRole("button", { name: "Disable notifications" }).click();
     await page.getByText("Notifications Disabled").first().waitFor();
