@@ -8,6 +8,7 @@ mod accounts_google;
 mod accounts_mail;
 mod accounts_pages;
 mod admin;
+mod admin_library;
 mod api_site;
 mod blog;
 mod collections;

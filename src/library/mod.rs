@@ -14,6 +14,7 @@
 pub mod audio;
 pub mod cli;
 pub mod demo;
+pub mod edit;
 pub mod engine;
 pub mod frames;
 pub mod hash;

@@ -3,6 +3,7 @@
 //! Pages (server-rendered HTML) live in one module per resource; JSON lives under `api/`.
 pub mod accounts;
 pub mod admin;
+pub mod admin_library;
 pub mod api;
 pub mod assets;
 pub mod errors;
@@ -22,6 +23,7 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(accounts::router())
         .merge(admin::router())
         .merge(pwa::router())
+        .merge(admin_library::router())
         .nest("/api", api::router())
         .merge(assets::service(&state.config.assets_dir))
         .route("/healthz", axum::routing::get(health))

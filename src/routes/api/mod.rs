@@ -1,6 +1,7 @@
 //! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
 pub mod accounts;
 pub mod admin;
+pub mod admin_library;
 pub mod blog;
 pub mod collections;
 pub mod google;
@@ -20,6 +21,7 @@ pub fn router() -> Router<AppState> {
         .merge(site::router())
         .merge(accounts::router())
         .merge(admin::router())
+        .merge(admin_library::router())
         .merge(google::router())
         .merge(profiles::router())
         .merge(identify::router())
