@@ -60,7 +60,8 @@ pub struct LibraryPage {
     ctx: PageCtx,
     tab: &'static str,
     videos: Vec<AdminVideo>,
-    hours: String,
+    /// Total length of the indexed videos, in words.
+    length: String,
     form: Option<EditForm>,
     notice: Option<String>,
     error: Option<String>,
@@ -88,7 +89,11 @@ fn render(
         ctx: ctx.titled("Library", "").noindex(),
         tab: "library",
         videos,
-        hours: format!("{:.1}", seconds / 3600.0),
+        length: if seconds < 3600.0 {
+            format!("{:.0} minutes", (seconds / 60.0).ceil())
+        } else {
+            format!("{:.1} hours", seconds / 3600.0)
+        },
         form,
         notice,
         error,
