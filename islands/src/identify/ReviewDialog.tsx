@@ -8,6 +8,7 @@ import { useId, useState } from "react";
 import { statusOf } from "../lib/api";
 import { useQuery } from "@tanstack/react-query";
 import { currentUserQuery } from "../lib/query";
+import { siteName } from "../lib/site";
 import { setItem, StorageKeys } from "../lib/storage";
 import { useToast } from "../lib/useToast";
 import { submitReview } from "./api";
@@ -68,7 +69,7 @@ export function ReviewDialog({
     setSending(true);
     try {
       await submitReview({ rating, review: review.trim(), movieTitle, identificationId });
-      toast({ title: REVIEW_TEXTS.thanks, description: "Your review helps other movie lovers find Reelfind." });
+      toast({ title: REVIEW_TEXTS.thanks, description: `Your review helps other movie lovers find ${siteName()}.` });
       void queryClient.invalidateQueries({ queryKey: ["/api/testimonials/featured"] });
       setRating(5);
       setReview("");
@@ -92,7 +93,7 @@ export function ReviewDialog({
       open={open}
       onClose={close}
       title="Share Your Experience"
-      description={`How did Reelfind do with ${movieTitle}?`}
+      description={`How did ${siteName()} do with ${movieTitle}?`}
       busy={sending}
       className="id-review-dialog"
     >

@@ -2,6 +2,7 @@
  * Sharing a result (SPEC section 8 "Share"): the native share sheet where the browser has
  * one (a person cancelling it is not an error), else the link copied to the clipboard.
  */
+import { siteName } from "../lib/site";
 import { toast } from "../lib/toast";
 
 export function shareUrl(id: string, origin = location.origin): string {
@@ -14,7 +15,7 @@ export async function shareResult(id: string, title: string): Promise<ShareOutco
   const url = shareUrl(id);
   if (typeof navigator.share === "function") {
     try {
-      await navigator.share({ title, text: `I identified ${title} with Reelfind`, url });
+      await navigator.share({ title, text: `I identified ${title} with ${siteName()}`, url });
       return "shared";
     } catch (error) {
       if (error instanceof DOMException && error.name === "AbortError") return "cancelled";

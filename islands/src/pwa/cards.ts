@@ -3,6 +3,7 @@
  * the install card (SPEC 2), the notification prompt (SPEC 4) and "Update ready".
  */
 import { getItem, setItem, StorageKeys } from "../lib/storage";
+import { siteName } from "../lib/site";
 import { toast } from "../lib/toast";
 import { applyUpdate, installOffered, promptInstall } from "./client";
 import { installLabel, PUSH_TEXT, shouldShowNotificationPrompt } from "./rules";
@@ -109,10 +110,9 @@ export function showInstallCard() {
     setItem(INSTALL_DISMISSED, "true", "session");
     hideCard("install");
   };
-  const siteName = document.querySelector<HTMLMetaElement>('meta[property="og:site_name"]')?.content || "Reelfind";
   showCard({
     kind: "install",
-    title: `Install ${siteName}`,
+    title: `Install ${siteName()}`,
     text: "Open it from your home screen or desktop like any app, with a window of its own.",
     primary: { label: installLabel(window.innerWidth), onClick: () => void promptInstall() },
     secondary: { label: "Not now", onClick: dismiss },
