@@ -118,6 +118,10 @@ fn check_pixels(w: u32, h: u32) -> Result<(), MediaError> {
 }
 
 /// Scales to the provider bound (never up) and encodes as JPEG.
+///
+/// The encoder is `jpeg-encoder` (AVX2 colour conversion and DCT when the CPU has them):
+/// on a 1568 × 882 frame it does a third of the work of `image`'s own JPEG encoder, which
+/// was most of the cost of preparing a still.
 pub fn encode_frame(img: DynamicImage, at: Option<f64>) -> Result<Frame, MediaError> {
     let rgb = match img {
         DynamicImage::ImageRgb8(_) => img,
@@ -139,10 +143,18 @@ pub fn encode_frame(img: DynamicImage, at: Option<f64>) -> Result<Frame, MediaEr
     } else {
         rgb
     };
+    let (w, h) = (rgb.width(), rgb.height());
+    // A side of more than 65535 px cannot be a JPEG; only a picture already within the
+    // provider bound reaches here unscaled, so this is a safeguard, not a path.
+    let (w16, h16) = match (u16::try_from(w), u16::try_from(h)) {
+        (Ok(a), Ok(b)) => (a, b),
+        _ => return Err(MediaError::Limit(format!("Image too large: {w}×{h} pixels."))),
+    };
     let mut out = Vec::with_capacity(256 * 1024);
-    let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, JPEG_QUALITY);
-    rgb.write_with_encoder(encoder).map_err(|e| MediaError::Internal(format!("JPEG encoding failed: {e}")))?;
-    Ok(Frame { jpeg: Bytes::from(out), width: rgb.width(), height: rgb.height(), at })
+    jpeg_encoder::Encoder::new(&mut out, JPEG_QUALITY)
+        .encode(rgb.as_bytes(), w16, h16, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| MediaError::Internal(format!("JPEG encoding failed: {e}")))?;
+    Ok(Frame { jpeg: Bytes::from(out), width: w, height: h, at })
 }
 
 /// What ffprobe says about a clip.
@@ -437,5 +449,29 @@ mod tests {
     fn bomb_is_refused_before_decoding() {
         assert!(matches!(check_pixels(30_000, 30_000), Err(MediaError::Limit(_))));
         assert!(check_pixels(1920, 1080).is_ok());
+    }
+
+    fn gradient(w: u32, h: u32) -> DynamicImage {
+        DynamicImage::ImageRgb8(image::RgbImage::from_fn(w, h, |x, y| {
+            image::Rgb([(x * 255 / w) as u8, (y * 255 / h) as u8, ((x + y) % 256) as u8])
+        }))
+    }
+
+    #[test]
+    fn frames_are_scaled_to_the_provider_bound_and_decode_back() {
+        let f = encode_frame(gradient(1920, 1080), Some(2.0)).unwrap();
+        assert_eq!((f.width, f.height, f.at), (1568, 882, Some(2.0)));
+        let back = image::load_from_memory_with_format(&f.jpeg, image::ImageFormat::Jpeg).unwrap();
+        assert_eq!((back.width(), back.height()), (1568, 882));
+        // Colours survive: red grows from the left edge to the right.
+        let rgb = back.to_rgb8();
+        assert!(rgb.get_pixel(4, 4).0[0] < 24 && rgb.get_pixel(1563, 877).0[0] > 230, "{:?}", rgb.get_pixel(4, 4));
+
+        // Portrait, grey and small pictures: long side bounded, never scaled up.
+        let f = encode_frame(DynamicImage::ImageLuma8(gradient(1000, 3000).to_luma8()), None).unwrap();
+        assert_eq!((f.width, f.height), (523, 1568));
+        let f = encode_frame(gradient(640, 360), None).unwrap();
+        assert_eq!((f.width, f.height), (640, 360));
+        assert_eq!(image::load_from_memory(&f.jpeg).unwrap().width(), 640);
     }
 }

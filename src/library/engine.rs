@@ -78,9 +78,12 @@ impl Engine for LibraryEngine {
             }
             MediaKind::Image => {
                 let frame = sample.frames.first().ok_or_else(|| EngineError::Unsupported("no picture".into()))?;
-                let img = image::load_from_memory(&frame.jpeg)
-                    .map_err(|e| EngineError::Unsupported(format!("unreadable picture: {e}")))?;
-                tokio::task::spawn_blocking(move || Ok::<SearchAnswer, anyhow::Error>(index.search_image(&img)))
+                // Decoding is CPU work too: off the async runtime with the search.
+                let jpeg = frame.jpeg.clone();
+                tokio::task::spawn_blocking(move || {
+                    let img = image::load_from_memory(&jpeg).map_err(|e| anyhow::anyhow!("unreadable picture: {e}"))?;
+                    Ok::<SearchAnswer, anyhow::Error>(index.search_image(&img))
+                })
             }
         };
         let answer = tokio::time::timeout_at(deadline, work)
