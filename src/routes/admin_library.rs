@@ -90,7 +90,8 @@ fn render(
         tab: "library",
         videos,
         length: if seconds < 3600.0 {
-            format!("{:.0} minutes", (seconds / 60.0).ceil())
+            let minutes = (seconds / 60.0).ceil();
+            format!("{minutes:.0} minute{}", if minutes == 1.0 { "" } else { "s" })
         } else {
             format!("{:.1} hours", seconds / 3600.0)
         },
