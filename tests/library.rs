@@ -174,6 +174,44 @@ async fn a_truncated_video_is_reported_and_the_run_goes_on() {
 }
 
 #[tokio::test]
+async fn a_cropped_screenshot_is_found_by_the_crop_tier() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 3.1, &folder.path().join("q.jpg"));
+    // 90% of each side, from the top right corner.
+    let (w, h) = (still.width(), still.height());
+    let crop = still.crop_imm(w / 10, 0, w * 9 / 10, h * 9 / 10);
+    let m = index_of(&app).search_image(&crop).best.expect("the crop is found");
+    assert_eq!(m.title, "Big Buck Bunny");
+    assert!((m.at - 3.1).abs() <= 1.0, "at {}", m.at);
+    assert!(m.similarity >= 0.5, "{m:?}");
+    let mirrored = index_of(&app).search_image(&crop.fliph()).best.expect("the mirrored crop is found");
+    assert!(mirrored.mirrored && (mirrored.at - 3.1).abs() <= 1.0, "{mirrored:?}");
+}
+
+#[tokio::test]
+async fn a_segment_of_an_older_index_format_is_reindexed_by_the_next_add() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert!(lib.stale_files().is_empty());
+    // Make the segment look like one written by the first index version.
+    let seg = lib.dir().join("segments").join(format!("{}.seg", lib.list()[0].id));
+    let mut bytes = std::fs::read(&seg).unwrap();
+    bytes[..8].copy_from_slice(b"RFLIBSG1");
+    std::fs::write(&seg, &bytes).unwrap();
+    assert_eq!(lib.stale_files().len(), 1);
+
+    let again = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((again.added, again.reindexed, again.unchanged), (0, 1, 0), "{again:?}");
+    assert!(lib.stale_files().is_empty());
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q.jpg"));
+    assert!(lib.search_image(&still).best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5));
+}
+
+#[tokio::test]
 async fn removing_a_video_forgets_it() {
     let app = TestApp::new().await;
     let folder = library_folder();

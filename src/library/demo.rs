@@ -30,6 +30,21 @@ impl Progress for LogProgress {
 
 /// Starts indexing the demo clip on a blocking thread when the library is empty; returns at once.
 pub fn spawn_if_empty(index: Arc<LibraryIndex>, config: &LibraryConfig) -> Option<tokio::task::JoinHandle<()>> {
+    let stale = index.stale_files();
+    if !stale.is_empty() {
+        // Segments of an older index format: re-index those files (unchanged ones included).
+        tracing::info!("library: re-indexing {} video(s) indexed by an older version", stale.len());
+        return Some(tokio::task::spawn_blocking(move || {
+            let mut progress = LogProgress { seconds: 0.0, logged: 0.0 };
+            let report = index.add_paths(&stale, &mut progress);
+            tracing::info!(
+                "library: re-indexed {} video(s), {} failed, in {:.1} s",
+                report.reindexed,
+                report.failed.len(),
+                report.wall_seconds
+            );
+        }));
+    }
     if !config.demo || !index.is_empty() {
         return None;
     }

@@ -6,8 +6,13 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 
-/// Frames are sampled at this rate, so any moment is within 1/8 s of a sampled frame.
-pub const SAMPLE_FPS: u32 = 4;
+/// Videos are decoded for indexing at this rate (about every frame of film and TV): in a fast
+/// pan even a quarter or an eighth of a second is a different picture. Which decoded frames
+/// are kept is decided by how much the picture changed, not by the clock (see
+/// `fingerprint_video`).
+pub const INDEX_FPS: u32 = 24;
+/// Query clips are decoded at this rate; their frames vote together, so fewer suffice.
+pub const CLIP_FPS: u32 = 8;
 /// Decoded frames are squeezed to this square; borders are found and hashes cut from it.
 pub const FRAME_SIDE: usize = 128;
 
@@ -54,10 +59,10 @@ fn first_line(s: &str) -> String {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").chars().take(200).collect()
 }
 
-/// Streams every sampled frame (`FRAME_SIDE`² gray bytes) with its time in seconds to `each`.
-/// Returns how many frames were decoded and ffmpeg's complaints, if it reported any.
-pub fn decode_frames(path: &Path, mut each: impl FnMut(f64, &[u8])) -> anyhow::Result<(u32, String)> {
-    let filter = format!("fps={SAMPLE_FPS},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
+/// Streams frames sampled at `fps` (`FRAME_SIDE`² gray bytes) with their time in seconds to
+/// `each`. Returns how many frames were decoded and ffmpeg's complaints, if it reported any.
+pub fn decode_frames(path: &Path, fps: u32, mut each: impl FnMut(f64, &[u8])) -> anyhow::Result<(u32, String)> {
+    let filter = format!("fps={fps},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
     let mut child = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-threads", "0", "-i"])
         .arg(path)
@@ -79,7 +84,7 @@ pub fn decode_frames(path: &Path, mut each: impl FnMut(f64, &[u8])) -> anyhow::R
     loop {
         match stdout.read_exact(&mut buf) {
             Ok(()) => {
-                each(n as f64 / SAMPLE_FPS as f64, &buf);
+                each(n as f64 / fps as f64, &buf);
                 n += 1;
             }
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,

@@ -208,13 +208,31 @@ fn dct16(buf: &[f32]) -> [f32; K * K] {
     out
 }
 
+/// Bit `b` of a hash is coefficient `BIT_ORDER[b]` (index `row * K + column`). The bits are
+/// ordered from low to high frequency (by the larger of the two frequencies, then their sum),
+/// so word 0 is the 8x8 block of the lowest frequencies: the bits that survive JPEG,
+/// rescaling, crops and a camera best, which the scan's first stage compares on their own.
+fn bit_order() -> &'static [u16; K * K] {
+    static ORDER: std::sync::OnceLock<[u16; K * K]> = std::sync::OnceLock::new();
+    ORDER.get_or_init(|| {
+        let mut idx: Vec<u16> = (0..(K * K) as u16).collect();
+        idx.sort_by_key(|&i| {
+            let (r, c) = (i as usize / K, i as usize % K);
+            (r.max(c), r + c, r)
+        });
+        let mut order = [0u16; K * K];
+        order.copy_from_slice(&idx);
+        order
+    })
+}
+
 fn threshold(coeffs: &[f32; K * K]) -> Hash {
     let mut sorted = *coeffs;
     let median = *sorted.select_nth_unstable_by(K * K / 2 - 1, |a, b| a.total_cmp(b)).1;
     let mut hash = [0u64; 4];
-    for (i, c) in coeffs.iter().enumerate() {
-        if *c > median {
-            hash[i / 64] |= 1 << (i % 64);
+    for (b, &i) in bit_order().iter().enumerate() {
+        if coeffs[i as usize] > median {
+            hash[b / 64] |= 1 << (b % 64);
         }
     }
     hash
@@ -270,6 +288,42 @@ pub fn query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
     out
 }
 
+/// The crop tier indexes the centred window holding this share of each side of the active
+/// picture. It lies wholly inside any crop that keeps at least 90% of each side, wherever the
+/// crop sits, so a cropped screenshot can be matched by finding that window in it.
+pub const CROP_SCALE: f32 = 0.8;
+
+/// Query crops the crop tier is searched for: (share of each side kept, positions per axis).
+/// Offsets are spaced so the window is never more than ~1/70 of the picture from a
+/// hypothesis (about one pixel of the 64x64 buffer).
+const CROP_QUERY_SCALES: &[(f32, usize)] = &[(0.9, 5), (0.95, 3)];
+
+/// Hypotheses for a cropped picture: where the indexed centre window ([`CROP_SCALE`]) would
+/// lie in it if the picture kept 90% or 95% of each side of the frame, at any offset.
+pub fn crop_query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
+    let area = active_area(img);
+    let margin = (1.0 - CROP_SCALE) / 2.0;
+    let mut out = Vec::new();
+    for &(kept, steps) in CROP_QUERY_SCALES {
+        // The window's share of the query's side, and the range of its left (top) edge.
+        let share = CROP_SCALE / kept;
+        let (lo, hi) = ((margin - (1.0 - kept)).max(0.0) / kept, margin / kept);
+        let room = 1.0 - share;
+        let positions: Vec<f32> = (0..steps)
+            .map(|k| {
+                let u = if steps == 1 { (lo + hi) / 2.0 } else { lo + (hi - lo) * k as f32 / (steps - 1) as f32 };
+                (u / room).clamp(0.0, 1.0)
+            })
+            .collect();
+        for &fy in &positions {
+            for &fx in &positions {
+                out.push(hash_rect(img, area.window(share, fx, fy)));
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -285,6 +339,33 @@ mod tests {
                 (128.0 + 25.0 * v).clamp(0.0, 255.0) as u8
             })
             .collect()
+    }
+
+    #[test]
+    fn word_zero_holds_the_lowest_frequencies() {
+        let order = bit_order();
+        assert!(order[..64].iter().all(|&i| (i as usize / K) < 8 && (i as usize % K) < 8));
+        let mut seen = order.to_vec();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..(K * K) as u16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_ten_percent_crop_contains_the_indexed_centre_window() {
+        let (w, h) = (128, 128);
+        let px = pattern(w, h);
+        let view = GrayView { width: w, height: h, pixels: &px };
+        let full = Rect { x0: 0, y0: 0, x1: w, y1: h };
+        let indexed = hash_rect(view, full.centre(CROP_SCALE));
+        // Keep 90% of each side, pushed to the right and top (x offset 10%, y offset 3%).
+        let (x0, y0) = (13, 4);
+        let side = 115;
+        let crop: Vec<u8> = (0..side * side).map(|i| px[(y0 + i / side) * w + x0 + i % side]).collect();
+        let crop_view = GrayView { width: side, height: side, pixels: &crop };
+        let best = crop_query_hashes(crop_view).iter().map(|f| hamming(&f.hash, &indexed.hash)).min().unwrap();
+        let whole = hamming(&hash_frame(crop_view).hash, &hash_frame(view).hash);
+        assert!(best <= 30, "best crop hypothesis {best} bits away");
+        assert!(best < whole, "crop hypothesis {best} vs whole picture {whole}");
     }
 
     #[test]

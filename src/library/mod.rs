@@ -46,16 +46,22 @@ pub const VIDEO_EXTENSIONS: &[&str] =
 pub const STILL_ACCEPT: u32 = 70;
 /// Clip frames vote with hits up to this distance; the vote, not one frame, decides.
 pub const CLIP_CANDIDATE: u32 = 72;
-/// Consecutive sampled frames closer than this are near-duplicates; one is kept.
-const DEDUP_BITS: u32 = 8;
+/// A decoded frame is kept when its hash is more than this many bits from the last kept
+/// frame: every decoded frame is then this close to an indexed one, however fast the camera
+/// moves, and a static shot costs one entry a [`MAX_GAP`].
+const KEEP_BITS: u32 = 16;
 /// However static the picture, a frame is kept at least this often (seconds), so any moment
 /// is within half of it of an indexed frame.
 const MAX_GAP: f64 = 1.0;
-/// Sub-windows of key frames for the cropped-screenshot tier: 90% of each side at the four
-/// corners and the centre, one key frame a second.
-const CROP_WINDOWS: &[(f32, f32, f32)] =
-    &[(0.9, 0.5, 0.5), (0.9, 0.0, 0.0), (0.9, 1.0, 0.0), (0.9, 0.0, 1.0), (0.9, 1.0, 1.0)];
-const CROP_EVERY: f64 = 1.0;
+/// The cropped-screenshot tier keeps the centre window ([`hash::CROP_SCALE`]) of decoded
+/// frames by the same rule with this many bits (coarser: the tier is a fallback).
+const CROP_KEEP_BITS: u32 = 24;
+/// A still whose best whole-frame hit is further than this also tries the crop tier (a
+/// slightly cropped picture can still pass for the whole frame of a similar moment).
+const CROP_TRIGGER: u32 = 40;
+/// A crop-tier hit is a match at most this many bits away. Stricter than [`STILL_ACCEPT`]:
+/// a cropped query is tried under dozens of offsets, and each is a chance for a false accept.
+pub const CROP_ACCEPT: u32 = 62;
 
 /// One answer of the library: where in which video the query comes from.
 #[derive(Clone, Debug, Serialize)]
@@ -248,6 +254,16 @@ impl LibraryIndex {
         self.list().is_empty()
     }
 
+    /// Source files of videos whose segment is missing or in an older format (they need
+    /// re-indexing: `add` does it even though the files did not change).
+    pub fn stale_files(&self) -> Vec<PathBuf> {
+        self.list()
+            .into_iter()
+            .filter(|v| v.size > 0 && !store::segment_is_current(&self.dir, v.id))
+            .map(|v| v.path)
+            .collect()
+    }
+
     /// Serialises writers across processes (CLI and server) with an OS file lock.
     fn write_lock(&self) -> anyhow::Result<File> {
         let file = File::options().create(true).truncate(false).write(true).open(self.dir.join(".lock"))?;
@@ -375,11 +391,12 @@ impl LibraryIndex {
         let existing = Catalog::load(&self.dir)?.by_path(&path).cloned();
         let mut partial = None;
         if let Some(old) = &existing {
-            if old.size == size && old.mtime == mtime && meta.is_none() {
+            let current = store::segment_is_current(&self.dir, old.id);
+            if old.size == size && old.mtime == mtime && meta.is_none() && current {
                 return Ok(AddOutcome::Unchanged);
             }
             let hash = partial_hash(&path, size)?;
-            if old.size == size && old.partial_hash == hash && meta.is_none() {
+            if old.size == size && old.partial_hash == hash && meta.is_none() && current {
                 // Touched but not changed: remember the new time and move on.
                 self.update_catalog(|c| {
                     if let Some(v) = c.videos.iter_mut().find(|v| v.id == old.id) {
@@ -447,13 +464,19 @@ impl LibraryIndex {
 
     /// Registers ready-made entries as a video (the benchmark pads the index with these).
     #[doc(hidden)]
-    pub fn add_raw(&self, meta: VideoMeta, frames: &[(Hash, u32)], duration: f64) -> anyhow::Result<u32> {
+    pub fn add_raw(
+        &self,
+        meta: VideoMeta,
+        frames: &[(Hash, u32)],
+        crops: &[(Hash, u32)],
+        duration: f64,
+    ) -> anyhow::Result<u32> {
         let id = self.update_catalog(|c| {
             let id = c.next_id.max(1);
             c.next_id = id + 1;
             Ok(id)
         })?;
-        store::write_segment(&self.dir, id, frames, &[])?;
+        store::write_segment(&self.dir, id, frames, crops)?;
         self.update_catalog(|c| {
             c.videos.push(VideoRecord {
                 id,
@@ -464,7 +487,7 @@ impl LibraryIndex {
                 meta,
                 duration,
                 frames: frames.len() as u32,
-                crop_frames: 0,
+                crop_frames: crops.len() as u32,
                 audio_landmarks: 0,
                 indexed_at: chrono::Utc::now().to_rfc3339(),
                 index_seconds: 0.0,
@@ -492,7 +515,7 @@ impl LibraryIndex {
         if segments.is_empty() {
             return SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started);
         }
-        let hypotheses = hash_image_hypotheses(image);
+        let (hypotheses, view) = hash_image_hypotheses_and_view(image);
         if hypotheses[0].quality < MIN_QUALITY {
             return SearchAnswer::none(
                 "The picture is too dark or too flat to match against the library.",
@@ -504,8 +527,23 @@ impl LibraryIndex {
         // Even query indexes are pictures as given, odd ones their mirror.
         let queries: Vec<Hash> = hypotheses.iter().flat_map(|f| [f.hash, f.mirror]).collect();
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        let hits = search::scan(&refs, &queries, STILL_ACCEPT, 64);
-        let Some(best) = hits.first() else {
+        let hits = search::scan(&refs, search::Section::Frames, &queries, STILL_ACCEPT, search::PREFILTER, 64);
+        let mut best = hits.first().copied();
+        if best.is_none_or(|b| b.dist as u32 > CROP_TRIGGER) {
+            // Second tier, when the whole picture found nothing close: the picture may be a
+            // crop; look for the indexed centre windows inside it. The better similarity wins.
+            let side = frames::FRAME_SIDE;
+            let crops = hash::crop_query_hashes(GrayView { width: side, height: side, pixels: &view });
+            let queries: Vec<Hash> = crops.iter().flat_map(|f| [f.hash, f.mirror]).collect();
+            let crop_hits =
+                search::scan(&refs, search::Section::Crops, &queries, CROP_ACCEPT, search::PREFILTER_MANY, 1);
+            if let Some(c) = crop_hits.first()
+                && best.is_none_or(|b| similarity(c.dist as u32, CROP_ACCEPT) > similarity(b.dist as u32, STILL_ACCEPT))
+            {
+                best = Some(*c);
+            }
+        }
+        let Some(best) = best.as_ref() else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
         };
         let seg = refs[best.segment as usize];
@@ -520,10 +558,10 @@ impl LibraryIndex {
             (at, at)
         } else {
             let next = main_times.get(entry + 1).map_or(video.duration, |t| *t as f64 / 1000.0);
-            (at, (next - 1.0 / frames::SAMPLE_FPS as f64).max(at))
+            (at, (next - 1.0 / frames::INDEX_FPS as f64).max(at))
         };
-        let tier = if seg.is_crop(entry) { "crop" } else { "frame" };
-        let m = self.make_match(video, from, at, to, best.dist as u32, STILL_ACCEPT, tier, best.query % 2 == 1);
+        let (tier, accept) = if seg.is_crop(entry) { ("crop", CROP_ACCEPT) } else { ("frame", STILL_ACCEPT) };
+        let m = self.make_match(video, from, at, to, best.dist as u32, accept, tier, best.query % 2 == 1);
         SearchAnswer {
             best: Some(m),
             reason: None,
@@ -533,20 +571,42 @@ impl LibraryIndex {
         }
     }
 
-    /// The nearest indexed entry to a picture at any distance: `(video id, seconds, distance)`.
-    /// For calibration and the benchmark; answers never use it.
+    /// The nearest indexed whole-frame entry to a picture at any distance:
+    /// `(video id, seconds, distance, word-0 distance)`. For calibration and the benchmark;
+    /// answers never use it.
     #[doc(hidden)]
-    pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32)> {
+    pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32, u32)> {
         let (segments, _) = self.snapshot();
         let queries: Vec<Hash> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        let hit = *search::scan_exhaustive(&refs, &queries, 1).first()?;
+        let (hit, d0) = *search::scan_exhaustive(&refs, &queries, 1).first()?;
         let seg = refs[hit.segment as usize];
-        Some((seg.video_id, seg.times()[hit.entry as usize] as f64 / 1000.0, hit.dist as u32))
+        Some((seg.video_id, seg.times()[hit.entry as usize] as f64 / 1000.0, hit.dist as u32, d0))
+    }
+
+    /// How many whole-frame entries pass the scan's first stage (word 0 within
+    /// [`search::PREFILTER`] of any query hash of `image`), and how many were looked at. For
+    /// the benchmark: the second stage's cost depends on this share on real footage.
+    #[doc(hidden)]
+    pub fn first_stage_passes(&self, image: &DynamicImage) -> (u64, u64) {
+        let (segments, _) = self.snapshot();
+        let queries: Vec<u64> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash[0], f.mirror[0]]).collect();
+        let (mut passed, mut scanned) = (0, 0);
+        for seg in &segments {
+            for &w in &seg.first_words()[..seg.n_frames] {
+                scanned += 1;
+                if queries.iter().any(|q| (w ^ q).count_ones() <= search::PREFILTER) {
+                    passed += 1;
+                }
+            }
+        }
+        (passed, scanned)
     }
 
     /// Searches a short clip: every sampled frame looks for near hashes, and the hits vote
     /// for an offset between clip time and video time; the offset most frames agree on wins.
+    /// When the whole frames agree on nothing, the clip may be cropped: the crop tier is
+    /// searched the same way with each frame's crop hypotheses.
     pub fn search_clip(&self, path: &Path) -> anyhow::Result<SearchAnswer> {
         let started = Instant::now();
         let (segments, videos) = self.snapshot();
@@ -556,11 +616,13 @@ impl LibraryIndex {
         }
         let probe = frames::probe(path)?;
         let mut query: Vec<(f64, Vec<FrameHash>)> = Vec::new();
-        frames::decode_frames(path, |t, px| {
+        let mut pictures: Vec<Vec<u8>> = Vec::new();
+        frames::decode_frames(path, frames::CLIP_FPS, |t, px| {
             let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
             let hypotheses = hash::query_hashes(view);
             if hypotheses[0].quality >= MIN_QUALITY {
                 query.push((t, hypotheses));
+                pictures.push(px.to_vec());
             }
         })?;
         if query.is_empty() {
@@ -571,71 +633,34 @@ impl LibraryIndex {
                 started,
             ));
         }
-        // Every hypothesis of every frame, as given (even index) and mirrored (odd index).
-        let mut hashes: Vec<Hash> = Vec::new();
-        let mut frame_of: Vec<usize> = Vec::new();
-        for (k, (_, hypotheses)) in query.iter().enumerate() {
-            for f in hypotheses {
-                hashes.extend([f.hash, f.mirror]);
-                frame_of.extend([k, k]);
-            }
-        }
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        let hits = search::scan(&refs, &hashes, CLIP_CANDIDATE, 64 * hashes.len());
-        // Vote: (segment, mirrored, offset in quarter seconds) -> best distance per query frame.
-        let mut votes: HashMap<(u32, bool, i64), HashMap<usize, u32>> = HashMap::new();
-        for h in &hits {
-            let seg = refs[h.segment as usize];
-            let q = frame_of[h.query as usize];
-            let t_ref = seg.times()[h.entry as usize] as f64 / 1000.0;
-            let offset = ((t_ref - query[q].0) * frames::SAMPLE_FPS as f64).round() as i64;
-            let slot = votes.entry((h.segment, h.query % 2 == 1, offset)).or_default();
-            let d = slot.entry(q).or_insert(u32::MAX);
-            *d = (*d).min(h.dist as u32);
+        let times: Vec<f64> = query.iter().map(|(t, _)| *t).collect();
+        let per_frame: Vec<Vec<FrameHash>> = query.into_iter().map(|(_, h)| h).collect();
+        let mut found = clip_vote(&refs, search::Section::Frames, &per_frame, &times, CLIP_CANDIDATE, STILL_ACCEPT);
+        let mut accept = STILL_ACCEPT;
+        if found.is_none() {
+            let side = frames::FRAME_SIDE;
+            let crops: Vec<Vec<FrameHash>> = pictures
+                .iter()
+                .map(|px| hash::crop_query_hashes(GrayView { width: side, height: side, pixels: px }))
+                .collect();
+            found = clip_vote(&refs, search::Section::Crops, &crops, &times, CROP_ACCEPT, CROP_ACCEPT);
+            accept = CROP_ACCEPT;
         }
-        // A bin's support: frames voting for it or its neighbours (static shots blur offsets).
-        let mut best: Option<((u32, bool, i64), usize, f64)> = None;
-        for (&(s, mirrored, off), _) in votes.iter() {
-            let mut frames_near: HashMap<usize, u32> = HashMap::new();
-            for o in off - 2..=off + 2 {
-                if let Some(v) = votes.get(&(s, mirrored, o)) {
-                    for (&q, &d) in v {
-                        let e = frames_near.entry(q).or_insert(u32::MAX);
-                        *e = (*e).min(d);
-                    }
-                }
-            }
-            let support = frames_near.len();
-            let mean = frames_near.values().map(|&d| d as f64).sum::<f64>() / support.max(1) as f64;
-            let own = votes[&(s, mirrored, off)].len();
-            let better = match &best {
-                None => true,
-                Some((key, sup, m)) => {
-                    (support, own, -mean) > (*sup, votes[key].len(), -*m)
-                        || ((support, own) == (*sup, votes[key].len()) && mean < *m)
-                }
-            };
-            if better {
-                best = Some(((s, mirrored, off), support, mean));
-            }
-        }
-        let needed = ((query.len() as f64) * 0.3).ceil().max(2.0).min(query.len() as f64) as usize;
-        let Some(((s, mirrored, off), support, mean)) = best.filter(|b| b.1 >= needed && b.2 <= STILL_ACCEPT as f64)
-        else {
+        let Some(vote) = found else {
             return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));
         };
-        let seg = refs[s as usize];
+        let seg = refs[vote.segment];
         let Some(video) = videos.get(&seg.video_id) else {
             return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));
         };
-        let from = (off as f64 / frames::SAMPLE_FPS as f64).max(0.0);
+        let from = (vote.offset as f64 / frames::CLIP_FPS as f64).max(0.0);
         let to = (from + probe.duration).min(video.duration);
-        let best_frame = votes[&(s, mirrored, off)].iter().min_by_key(|(_, d)| **d).map(|(q, _)| *q).unwrap_or(0);
-        let at = (from + query[best_frame].0).min(video.duration);
+        let at = (from + times[vote.best_frame]).min(video.duration);
         // Agreement of many frames is stronger evidence than one frame's distance.
-        let share = support as f64 / query.len() as f64;
-        let effective = (mean * (1.0 - 0.3 * share)).round() as u32;
-        let m = self.make_match(video, from, at, to, effective, STILL_ACCEPT, "clip", mirrored);
+        let share = vote.support as f64 / times.len() as f64;
+        let effective = (vote.mean * (1.0 - 0.3 * share)).round() as u32;
+        let m = self.make_match(video, from, at, to, effective, accept, "clip", vote.mirrored);
         Ok(SearchAnswer {
             best: Some(m),
             reason: None,
@@ -690,6 +715,146 @@ impl LibraryIndex {
     }
 }
 
+/// The offset a clip's frames agree on.
+struct ClipVote {
+    segment: usize,
+    mirrored: bool,
+    /// Video time minus clip time, in sample periods.
+    offset: i64,
+    /// Frames voting for the offset or its neighbours within 0.5 s.
+    support: usize,
+    /// Their mean best distance.
+    mean: f64,
+    /// The clip frame closest to its indexed twin.
+    best_frame: usize,
+}
+
+/// Scans `section` for every hypothesis of every clip frame (as given and mirrored), lets
+/// each frame's hits within `candidate` bits vote for (segment, mirrored, offset), and returns
+/// the offset with the most support if at least 30% of the frames (and 2) back it and their
+/// mean distance is at most `accept`.
+fn clip_vote(
+    refs: &[&Segment],
+    section: search::Section,
+    per_frame: &[Vec<FrameHash>],
+    times: &[f64],
+    candidate: u32,
+    accept: u32,
+) -> Option<ClipVote> {
+    // Every hypothesis of every frame, as given (even index) and mirrored (odd index).
+    let mut hashes: Vec<Hash> = Vec::new();
+    let mut frame_of: Vec<usize> = Vec::new();
+    for (k, hypotheses) in per_frame.iter().enumerate() {
+        for f in hypotheses {
+            hashes.extend([f.hash, f.mirror]);
+            frame_of.extend([k, k]);
+        }
+    }
+    let prefilter = if hashes.len() > 16 { search::PREFILTER_MANY } else { search::PREFILTER };
+    let hits = search::scan(refs, section, &hashes, candidate, prefilter, 64 * hashes.len());
+    // Vote: (segment, mirrored, offset in clip frame periods) -> best distance per query frame.
+    let mut votes: HashMap<(u32, bool, i64), HashMap<usize, u32>> = HashMap::new();
+    for h in &hits {
+        let seg = refs[h.segment as usize];
+        let q = frame_of[h.query as usize];
+        let t_ref = seg.times()[h.entry as usize] as f64 / 1000.0;
+        let offset = ((t_ref - times[q]) * frames::CLIP_FPS as f64).round() as i64;
+        let slot = votes.entry((h.segment, h.query % 2 == 1, offset)).or_default();
+        let d = slot.entry(q).or_insert(u32::MAX);
+        *d = (*d).min(h.dist as u32);
+    }
+    // A bin's support: frames voting for it or its neighbours within 0.5 s (static shots
+    // blur offsets).
+    let spread = (frames::CLIP_FPS / 2) as i64;
+    let mut ranked: Vec<((u32, bool, i64), usize, usize, f64)> = Vec::new();
+    for &(s, mirrored, off) in votes.keys() {
+        let mut frames_near: HashMap<usize, u32> = HashMap::new();
+        for o in off - spread..=off + spread {
+            if let Some(v) = votes.get(&(s, mirrored, o)) {
+                for (&q, &d) in v {
+                    let e = frames_near.entry(q).or_insert(u32::MAX);
+                    *e = (*e).min(d);
+                }
+            }
+        }
+        let support = frames_near.len();
+        let mean = frames_near.values().map(|&d| d as f64).sum::<f64>() / support.max(1) as f64;
+        let own = votes[&(s, mirrored, off)].len();
+        ranked.push(((s, mirrored, off), support, own, mean));
+    }
+    // Most support first, then most votes of its own, then the smaller mean distance.
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.3.total_cmp(&b.3)).then(a.0.cmp(&b.0)));
+    let needed = ((times.len() as f64) * 0.3).ceil().max(2.0).min(times.len() as f64) as usize;
+    // The bins are coarse where entries are sparse (a static shot keeps one frame a second,
+    // which every clip frame in that second hits): align the leading candidates precisely by
+    // comparing every clip frame with the entry that covers its moment under each offset
+    // within 0.5 s, and keep the alignment with the smallest mean distance.
+    let mut chosen: Option<(usize, i64, f64)> = None;
+    for (rank, &((s, mirrored, off), support, _, mean)) in ranked.iter().take(5).enumerate() {
+        if support < needed || mean > accept as f64 {
+            continue;
+        }
+        for o in off - spread..=off + spread {
+            let fit = alignment_distance(refs[s as usize], section, per_frame, times, mirrored, o);
+            if chosen.is_none_or(|(_, _, best)| fit < best) {
+                chosen = Some((rank, o, fit));
+            }
+        }
+    }
+    let (rank, offset, _) = chosen?;
+    let ((s, mirrored, _), support, _, mean) = ranked[rank];
+    let best_frame = (0..times.len())
+        .min_by_key(|&k| {
+            let t = times[k] + offset as f64 / frames::CLIP_FPS as f64;
+            covering_distance(refs[s as usize], section, &per_frame[k], mirrored, t)
+        })
+        .unwrap_or(0);
+    Some(ClipVote { segment: s as usize, mirrored, offset, support, mean, best_frame })
+}
+
+/// The distance of a clip frame's best hypothesis to the entry of `section` that stands for
+/// moment `t` of the video (the last kept entry at or before it, or the next when it is
+/// closer in time than a frame); 128 when there is none.
+fn covering_distance(seg: &Segment, section: search::Section, hypotheses: &[FrameHash], mirrored: bool, t: f64) -> u32 {
+    let (lo, hi) = match section {
+        search::Section::Frames => (0, seg.n_frames),
+        search::Section::Crops => (seg.n_frames, seg.len()),
+    };
+    let times = &seg.times()[lo..hi];
+    let ms = t * 1000.0;
+    let next = times.partition_point(|&x| x as f64 <= ms + 1.0);
+    let mut candidates = Vec::with_capacity(2);
+    if next > 0 {
+        candidates.push(next - 1);
+    }
+    if next < times.len() && (times[next] as f64 - ms) <= 1000.0 / frames::INDEX_FPS as f64 {
+        candidates.push(next);
+    }
+    candidates
+        .into_iter()
+        .flat_map(|e| {
+            let h = seg.hash(lo + e);
+            hypotheses.iter().map(move |f| hamming(&h, if mirrored { &f.mirror } else { &f.hash }))
+        })
+        .min()
+        .unwrap_or(128)
+}
+
+/// Mean [`covering_distance`] of the clip's frames under `offset` (clip frame periods).
+fn alignment_distance(
+    seg: &Segment,
+    section: search::Section,
+    per_frame: &[Vec<FrameHash>],
+    times: &[f64],
+    mirrored: bool,
+    offset: i64,
+) -> f64 {
+    let shift = offset as f64 / frames::CLIP_FPS as f64;
+    let total: u32 =
+        per_frame.iter().zip(times).map(|(h, &t)| covering_distance(seg, section, h, mirrored, t + shift)).sum();
+    total as f64 / times.len().max(1) as f64
+}
+
 /// Maps a Hamming distance to 0..1: 1 for identical, 0.5 at the acceptance threshold, 0 at
 /// 128 (what two unrelated pictures score on average).
 pub fn similarity(dist: u32, accept: u32) -> f32 {
@@ -708,6 +873,11 @@ pub fn hash_image(image: &DynamicImage) -> FrameHash {
 /// The query hypotheses of a picture (see [`hash::query_hashes`]); the first is the active
 /// picture with borders removed.
 pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
+    hash_image_hypotheses_and_view(image).0
+}
+
+/// The hypotheses and the `FRAME_SIDE`² gray picture they were cut from.
+fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<FrameHash>, Vec<u8>) {
     let side = frames::FRAME_SIDE as u32;
     let gray = image.to_luma8();
     let small = if gray.width() == side && gray.height() == side {
@@ -715,7 +885,9 @@ pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
     } else {
         image::imageops::thumbnail(&gray, side, side)
     };
-    hash::query_hashes(GrayView { width: side as usize, height: side as usize, pixels: small.as_raw() })
+    let hypotheses =
+        hash::query_hashes(GrayView { width: side as usize, height: side as usize, pixels: small.as_raw() });
+    (hypotheses, small.into_raw())
 }
 
 /// Fingerprints of one video: kept frames and crop-tier entries, each with its time in ms.
@@ -724,41 +896,61 @@ pub struct Fingerprints {
     pub crops: Vec<(Hash, u32)>,
 }
 
-/// Decodes a video and hashes it: near-duplicates skipped (but a frame kept at least every
-/// [`MAX_GAP`] s), flat frames skipped, centre crops of key frames for the crop tier.
+/// Decodes a video at [`frames::INDEX_FPS`] and hashes every frame; a frame is kept when it
+/// moved more than [`KEEP_BITS`] from the last kept one (or [`MAX_GAP`] passed), flat frames
+/// are skipped, and the centre windows for the crop tier are kept by the same rule.
 pub fn fingerprint_video(
     path: &Path,
     probe: &frames::Probe,
     progress: &mut dyn Progress,
 ) -> anyhow::Result<Fingerprints> {
+    use rayon::prelude::*;
+    /// Frames hashed together on all cores before the keep rule runs over them in order.
+    const BATCH: usize = 48;
     let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new() };
     let mut last: Option<(Hash, f64)> = None;
-    let mut last_crop = f64::NEG_INFINITY;
-    let step = 1.0 / frames::SAMPLE_FPS as f64;
-    let (decoded, complaints) = frames::decode_frames(path, |t, px| {
-        progress.advance(step);
-        let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
-        let area = hash::active_area(view);
-        let fh = hash::hash_rect(view, area);
-        if fh.quality < MIN_QUALITY {
-            return;
-        }
-        let near_last = last.is_some_and(|(h, lt)| hamming(&h, &fh.hash) <= DEDUP_BITS && t - lt < MAX_GAP - 1e-6);
-        if !near_last {
-            out.frames.push((fh.hash, (t * 1000.0).round() as u32));
-            last = Some((fh.hash, t));
-        }
-        if t - last_crop >= CROP_EVERY - 1e-6 {
-            for &(scale, fx, fy) in CROP_WINDOWS {
-                let crop = hash::hash_rect(view, area.window(scale, fx, fy));
-                out.crops.push((crop.hash, (t * 1000.0).round() as u32));
+    let mut last_crop: Option<(Hash, f64)> = None;
+    let mut batch: Vec<(f64, Vec<u8>)> = Vec::with_capacity(BATCH);
+    let step = 1.0 / frames::INDEX_FPS as f64;
+    let mut flush = |batch: &mut Vec<(f64, Vec<u8>)>, out: &mut Fingerprints| {
+        let hashed: Vec<(f64, FrameHash, FrameHash)> = batch
+            .par_iter()
+            .map(|(t, px)| {
+                let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
+                let area = hash::active_area(view);
+                (*t, hash::hash_rect(view, area), hash::hash_rect(view, area.centre(hash::CROP_SCALE)))
+            })
+            .collect();
+        batch.clear();
+        let moved = |last: Option<(Hash, f64)>, h: &Hash, t: f64, bits: u32| {
+            last.is_none_or(|(lh, lt)| hamming(&lh, h) > bits || t - lt >= MAX_GAP - 1e-6)
+        };
+        for (t, fh, crop) in hashed {
+            if fh.quality < MIN_QUALITY {
+                continue;
             }
-            last_crop = t;
+            let ms = (t * 1000.0).round() as u32;
+            if moved(last, &fh.hash, t, KEEP_BITS) {
+                out.frames.push((fh.hash, ms));
+                last = Some((fh.hash, t));
+            }
+            if crop.quality >= MIN_QUALITY && moved(last_crop, &crop.hash, t, CROP_KEEP_BITS) {
+                out.crops.push((crop.hash, ms));
+                last_crop = Some((crop.hash, t));
+            }
+        }
+    };
+    let (decoded, complaints) = frames::decode_frames(path, frames::INDEX_FPS, |t, px| {
+        progress.advance(step);
+        batch.push((t, px.to_vec()));
+        if batch.len() == BATCH {
+            flush(&mut batch, &mut out);
         }
     })?;
-    let expected = probe.duration * frames::SAMPLE_FPS as f64;
+    flush(&mut batch, &mut out);
+    let expected = probe.duration * frames::INDEX_FPS as f64;
     if (decoded as f64) < expected * 0.9 - 2.0 {
-        let got = decoded as f64 / frames::SAMPLE_FPS as f64;
+        let got = decoded as f64 / frames::INDEX_FPS as f64;
         let why = complaints.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("the stream ends early");
         bail!("the video is truncated or damaged: decoded {got:.1} s of {:.1} s ({why})", probe.duration);
     }

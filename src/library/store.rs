@@ -17,7 +17,10 @@ use serde::{Deserialize, Serialize};
 
 use super::hash::Hash;
 
-const MAGIC: &[u8; 8] = b"RFLIBSG1";
+/// Version 2: hash bits ordered low frequencies first, frames sampled at 8 fps, one centre
+/// window per crop-tier entry. Version-1 segments are not comparable and get re-indexed.
+const MAGIC: &[u8; 8] = b"RFLIBSG2";
+const OLD_MAGIC: &[u8; 8] = b"RFLIBSG1";
 const HEADER: usize = 32;
 
 /// What the library knows about one video file.
@@ -134,6 +137,14 @@ pub fn write_segment(dir: &Path, id: u32, frames: &[(Hash, u32)], crops: &[(Hash
     Ok(path)
 }
 
+/// Whether the segment of video `id` exists and is in the current format (else the video
+/// is re-indexed by the next `add`, even when the file did not change).
+pub fn segment_is_current(dir: &Path, id: u32) -> bool {
+    let mut magic = [0u8; 8];
+    File::open(segment_path(dir, id)).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok()
+        && &magic == MAGIC
+}
+
 /// A memory-mapped segment, ready to scan.
 pub struct Segment {
     pub video_id: u32,
@@ -148,6 +159,9 @@ impl Segment {
         // Safety: segment files are written once under a temporary name and renamed into
         // place; nothing modifies a published segment (re-indexing writes a new file).
         let map = unsafe { Mmap::map(&file) }?;
+        if map.len() >= HEADER && &map[..8] == OLD_MAGIC {
+            bail!("{} was written by an older version of the index; it needs re-indexing", path.display());
+        }
         if map.len() < HEADER || &map[..8] != MAGIC {
             bail!("{} is not a library segment", path.display());
         }
