@@ -17,6 +17,21 @@ pub fn ffmpeg(args: &[&str]) {
 }
 
 /// A copy of the demo clip with its `.nfo` in a folder of the test's own.
+/// Writes a 4 s silent test-pattern video (ffmpeg's `testsrc2`) to `out`.
+pub fn test_pattern_video(out: &Path) {
+    ffmpeg(&[
+        "-f",
+        "lavfi",
+        "-i",
+        "testsrc2=size=320x240:rate=25",
+        "-t",
+        "4",
+        "-pix_fmt",
+        "yuv420p",
+        out.to_str().unwrap(),
+    ]);
+}
+
 pub fn library_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(demo_clip(), dir.path().join("big-buck-bunny.mp4")).unwrap();
@@ -141,17 +156,7 @@ async fn adding_again_is_a_no_op_and_a_changed_file_is_reindexed() {
     assert_eq!(lib.add_video(&file, None, &mut Quiet).unwrap(), AddOutcome::Unchanged);
 
     // Different content under the same name: re-indexed, old segment replaced.
-    ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=320x240:rate=25",
-        "-t",
-        "4",
-        "-pix_fmt",
-        "yuv420p",
-        file.to_str().unwrap(),
-    ]);
+    test_pattern_video(&file);
     let out = lib.add_video(&file, None, &mut Quiet).unwrap();
     assert!(matches!(out, AddOutcome::Reindexed { .. }), "{out:?}");
     assert_eq!(lib.list().len(), 1);

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use reelfind::library::{AddOutcome, Quiet, audio};
 
-use crate::library::{demo_clip, ffmpeg, library_folder};
+use crate::library::{demo_clip, ffmpeg, library_folder, test_pattern_video};
 use crate::support::TestApp;
 
 /// 3 s of the demo clip from 1.5 s: the sound re-encoded, the picture black.
@@ -132,17 +132,7 @@ async fn landmark_files_follow_their_video_and_silent_videos_have_none() {
     let lib = &app.state.library;
     // A video without an audio stream: indexed by its picture, no audio tier, no error.
     let mute = folder.path().join("mute.mp4");
-    ffmpeg(&[
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=320x240:rate=25",
-        "-t",
-        "4",
-        "-pix_fmt",
-        "yuv420p",
-        mute.to_str().unwrap(),
-    ]);
+    test_pattern_video(&mute);
     let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     assert_eq!((report.added, report.failed.len()), (2, 0), "{report:?}");
     let videos = lib.list();

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -33,6 +33,7 @@ use rayon::prelude::*;
 use rustfft::num_complex::Complex32;
 use rustfft::{Fft, FftPlanner};
 
+use super::frames::FfmpegPipe;
 use super::store::VideoRecord;
 use super::{LibraryIndex, LibraryMatch, SearchAnswer};
 
@@ -254,30 +255,20 @@ pub fn landmarks(samples: &[i16], density: Density) -> Vec<Landmark> {
 /// Returns the landmarks and the seconds of sound decoded; a file without an audio stream
 /// gives none.
 pub fn fingerprint_file(path: &Path, density: Density) -> anyhow::Result<(Vec<Landmark>, f64)> {
-    let mut child = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "error", "-i"])
-        .arg(path)
-        .args(["-vn", "-sn", "-dn", "-map", "0:a:0?", "-ac", "1", "-ar", &RATE.to_string()])
-        .args(["-f", "s16le", "pipe:1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run ffmpeg (is it installed?)")?;
-    let mut stderr = child.stderr.take().context("no stderr")?;
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let mut stdout = child.stdout.take().context("no stdout")?;
+    let mut pipe = FfmpegPipe::spawn(
+        Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-i"])
+            .arg(path)
+            .args(["-vn", "-sn", "-dn", "-map", "0:a:0?", "-ac", "1", "-ar", &RATE.to_string()])
+            .args(["-f", "s16le", "pipe:1"]),
+    )?;
     let mut picker = PeakPicker::new();
     let mut bytes = vec![0u8; 64 * 1024];
     let mut carry: Option<u8> = None;
     let mut samples: Vec<i16> = Vec::with_capacity(32 * 1024);
     let mut total = 0u64;
     loop {
-        let n = stdout.read(&mut bytes)?;
+        let n = pipe.stdout.read(&mut bytes)?;
         if n == 0 {
             break;
         }
@@ -295,12 +286,7 @@ pub fn fingerprint_file(path: &Path, density: Density) -> anyhow::Result<(Vec<La
         total += samples.len() as u64;
         picker.push(&samples);
     }
-    let status = child.wait()?;
-    let complaints = err_reader.join().unwrap_or_default();
-    if !status.success() {
-        let why = complaints.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error");
-        bail!("could not decode the soundtrack: {why}");
-    }
+    pipe.finish("could not decode the soundtrack")?;
     let (peaks, _) = picker.finish();
     Ok((pair(&thin(peaks, density.peaks_per_second), density.fan_out), total as f64 / RATE as f64))
 }

@@ -2,7 +2,8 @@
 //! preview picture, and read the soundtrack as mono samples.
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::thread::JoinHandle;
 
 use anyhow::{Context, bail};
 
@@ -55,7 +56,7 @@ pub fn probe(path: &Path) -> anyhow::Result<Probe> {
     })
 }
 
-fn first_line(s: &str) -> String {
+pub(super) fn first_line(s: &str) -> String {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").chars().take(200).collect()
 }
 
@@ -63,26 +64,16 @@ fn first_line(s: &str) -> String {
 /// `each`. Returns how many frames were decoded and ffmpeg's complaints, if it reported any.
 pub fn decode_frames(path: &Path, fps: u32, mut each: impl FnMut(f64, &[u8])) -> anyhow::Result<(u32, String)> {
     let filter = format!("fps={fps},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
-    let mut child = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "error", "-threads", "0", "-i"])
-        .arg(path)
-        .args(["-an", "-sn", "-dn", "-vf", &filter, "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot run ffmpeg (is it installed?)")?;
-    let mut stderr = child.stderr.take().context("no stderr")?;
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let mut stdout = child.stdout.take().context("no stdout")?;
+    let mut pipe = FfmpegPipe::spawn(
+        Command::new("ffmpeg")
+            .args(["-nostdin", "-v", "error", "-threads", "0", "-i"])
+            .arg(path)
+            .args(["-an", "-sn", "-dn", "-vf", &filter, "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"]),
+    )?;
     let mut buf = vec![0u8; FRAME_SIDE * FRAME_SIDE];
     let mut n = 0u32;
     loop {
-        match stdout.read_exact(&mut buf) {
+        match pipe.stdout.read_exact(&mut buf) {
             Ok(()) => {
                 each(n as f64 / fps as f64, &buf);
                 n += 1;
@@ -91,12 +82,47 @@ pub fn decode_frames(path: &Path, fps: u32, mut each: impl FnMut(f64, &[u8])) ->
             Err(e) => return Err(e.into()),
         }
     }
-    let status = child.wait()?;
-    let complaints = err_reader.join().unwrap_or_default();
-    if !status.success() {
-        bail!("ffmpeg could not decode the video: {}", first_line(&complaints));
-    }
+    let complaints = pipe.finish("ffmpeg could not decode the video")?;
     Ok((n, complaints))
+}
+
+/// ffmpeg streaming raw pixels or samples to a pipe we read, its complaints collected on a
+/// thread of their own so that a full stderr pipe never stalls it.
+pub(super) struct FfmpegPipe {
+    child: Child,
+    pub stdout: ChildStdout,
+    stderr: JoinHandle<String>,
+}
+
+impl FfmpegPipe {
+    /// Starts `cmd` (an `ffmpeg` command writing to `pipe:1`) with piped output.
+    pub fn spawn(cmd: &mut Command) -> anyhow::Result<Self> {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot run ffmpeg (is it installed?)")?;
+        let mut err = child.stderr.take().context("no stderr")?;
+        let stderr = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = err.read_to_string(&mut s);
+            s
+        });
+        let stdout = child.stdout.take().context("no stdout")?;
+        Ok(Self { child, stdout, stderr })
+    }
+
+    /// Waits for ffmpeg to exit. A failure is `what` with ffmpeg's first complaint; on
+    /// success the complaints (warnings about a damaged stream, say) are returned.
+    pub fn finish(mut self, what: &str) -> anyhow::Result<String> {
+        let status = self.child.wait()?;
+        let complaints = self.stderr.join().unwrap_or_default();
+        if !status.success() {
+            bail!("{what}: {}", first_line(&complaints));
+        }
+        Ok(complaints)
+    }
 }
 
 /// One JPEG picture of the source at `at` seconds, `width` pixels wide.
