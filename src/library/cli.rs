@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::store::VideoMeta;
+use super::edit::MetaPatch;
 use super::{AddOutcome, LibraryIndex, Progress, SearchAnswer};
 use crate::config::Config;
 
@@ -174,7 +174,15 @@ fn run_blocking(cmd: LibraryCommand, dir: &Path) -> anyhow::Result<()> {
             Ok(())
         }
         LibraryCommand::Edit { id, title, year, show, season, episode } => {
-            let v = index.set_meta(id, VideoMeta { title, year, show, season, episode, source: "admin".into() })?;
+            // Every field is given (an omitted option clears it), checked like the admin's edits.
+            let patch = MetaPatch {
+                title: Some(title),
+                year: Some(year),
+                show: Some(show),
+                season: Some(season),
+                episode: Some(episode),
+            };
+            let v = index.edit_meta(id, &patch).map_err(|e| anyhow::anyhow!("{e}"))?;
             println!("updated {}: {}", v.id, v.meta.display_title());
             Ok(())
         }
