@@ -9,7 +9,9 @@
 // sw-HASH.js, the service worker (one self-contained script; the server serves it at /sw.js).
 // precache.json lists the app shell the service worker stores at install: the runtime,
 // the chunks it imports statically, and the stylesheet. Files from earlier builds that are
-// no longer produced are removed.
+// no longer produced are removed. admin.json lists what the admin pages' islands need
+// beyond the shell (their chunks, React's mount chunk, everything they import statically):
+// the service worker caches it on PREFETCH_ADMIN, when an admin signs in.
 import * as esbuild from "esbuild";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -35,7 +37,8 @@ const common = {
 
 const jsOptions = {
   ...common,
-  entryPoints: { runtime: path.join(here, "src/runtime.ts") },
+  // apiref: the API reference viewer, loaded by /docs/api only (never by the runtime).
+  entryPoints: { runtime: path.join(here, "src/runtime.ts"), apiref: path.join(here, "src/apiref/main.ts") },
   format: "esm",
   splitting: true,
   platform: "browser",
@@ -46,7 +49,11 @@ const jsOptions = {
 
 const cssOptions = {
   ...common,
-  entryPoints: { app: path.resolve(here, "../assets/css/app.css") },
+  // studio.css: the admin studio's own styles, linked only by /admin pages.
+  entryPoints: {
+    app: path.resolve(here, "../assets/css/app.css"),
+    studio: path.resolve(here, "../assets/css/studio.css"),
+  },
   target: ["chrome111", "firefox115", "safari16"],
   loader: { ".woff2": "file", ".woff": "file", ".svg": "file", ".png": "file", ".jpg": "file", ".webp": "file" },
   publicPath,
@@ -60,6 +67,9 @@ const swOptions = {
   target: ["es2022", "chrome111", "firefox115", "safari16"],
   sourcemap: false,
 };
+
+/** Islands of the admin pages (src/islands/NAME.tsx) whose code PREFETCH_ADMIN warms. */
+const ADMIN_ISLANDS = ["BlogEditor", "Insight"];
 
 /** Outputs of the last JS, CSS and service worker builds, keyed by which build made them. */
 const outputs = { js: null, css: null, sw: null };
@@ -77,7 +87,28 @@ function shellFiles(jsMeta, cssMeta) {
     if (info.entryPoint?.endsWith("src/runtime.ts") && !file.endsWith(".map")) visit(file);
   }
   for (const [file, info] of Object.entries(cssMeta.outputs)) {
-    if (info.entryPoint && file.endsWith(".css")) files.add(file);
+    // The public pages' stylesheet; the studio's is not part of the offline shell.
+    if (info.entryPoint?.endsWith("css/app.css") && file.endsWith(".css")) files.add(file);
+  }
+  return [...files].map((f) => `${publicPath}/${rel(f)}`).sort();
+}
+
+/** The admin islands' chunks (and React's mount chunk), what they load statically, and the studio stylesheet. */
+function adminFiles(jsMeta, cssMeta) {
+  const rel = (file) => path.relative(outdir, path.resolve(file)).split(path.sep).join("/");
+  const files = new Set();
+  const visit = (file) => {
+    if (files.has(file) || !jsMeta.outputs[file]) return;
+    files.add(file);
+    for (const imp of jsMeta.outputs[file].imports ?? []) if (imp.kind === "import-statement") visit(imp.path);
+  };
+  const wanted = [...ADMIN_ISLANDS.map((n) => `src/islands/${n}.tsx`), "src/mount.tsx"];
+  for (const [file, info] of Object.entries(jsMeta.outputs)) {
+    if (file.endsWith(".map") || !info.entryPoint) continue;
+    if (wanted.some((w) => info.entryPoint.endsWith(w))) visit(file);
+  }
+  for (const [file, info] of Object.entries(cssMeta.outputs)) {
+    if (info.entryPoint?.endsWith("css/studio.css") && file.endsWith(".css")) files.add(file);
   }
   return [...files].map((f) => `${publicPath}/${rel(f)}`).sort();
 }
@@ -85,14 +116,14 @@ function shellFiles(jsMeta, cssMeta) {
 async function writeManifest() {
   if (!outputs.js || !outputs.css || !outputs.sw) return;
   const manifest = {};
-  const keep = new Set(["manifest.json", "precache.json"]);
+  const keep = new Set(["manifest.json", "precache.json", "admin.json"]);
   for (const meta of [outputs.js, outputs.css, outputs.sw]) {
     for (const [file, info] of Object.entries(meta.outputs)) {
       const rel = path.relative(outdir, path.resolve(file)).split(path.sep).join("/");
       keep.add(rel);
       if (info.entryPoint && !file.endsWith(".map")) {
         const logical = `${path.basename(rel).replace(/-[A-Z0-9]{8}(\.\w+)$/, "$1")}`;
-        const named = ["src/runtime.ts", "css/app.css", "src/sw/sw.ts"];
+        const named = ["src/runtime.ts", "src/apiref/main.ts", "css/app.css", "css/studio.css", "src/sw/sw.ts"];
         if (named.some((n) => info.entryPoint.endsWith(n))) {
           manifest[logical] = `${publicPath}/${rel}`;
         }
@@ -101,6 +132,7 @@ async function writeManifest() {
   }
   await writeFile(path.join(outdir, "manifest.json"), JSON.stringify(manifest, null, 2) + "\n");
   await writeFile(path.join(outdir, "precache.json"), JSON.stringify(shellFiles(outputs.js, outputs.css), null, 2) + "\n");
+  await writeFile(path.join(outdir, "admin.json"), JSON.stringify(adminFiles(outputs.js, outputs.css), null, 2) + "\n");
   await prune(outdir, keep);
   return manifest;
 }

@@ -36,38 +36,105 @@ pub fn build_router(state: AppState) -> Router {
 
     routes::router(&state)
         .layer(axum::middleware::from_fn_with_state(state.clone(), routes::errors::html_errors))
+        // Inside the session layer (it needs to know who is signed in), outside the error
+        // pages (they carry the person's name too).
+        .layer(axum::middleware::from_fn(routes::cache::page_cache_rule))
         // Session before the error pages (they show who is signed in); Origin check first of all.
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::session_layer))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::origin_guard))
+        // CORS for keyed API requests from origins the admin allows (answers their preflights).
+        .layer(crate::api_keys::cors_layer(state.clone()))
+        // A script nonce for the page (and its error page), CSP on HTML, HSTS behind https.
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::csp::csp_layer))
         .layer(security_headers)
+        // Inside compression: it reads the framework's (uncompressed) refusal text.
+        .layer(axum::middleware::from_fn(routes::errors::api_errors))
         .layer(CompressionLayer::new())
-        .layer(CatchPanicLayer::new())
+        .layer(CatchPanicLayer::custom(panic_response))
         .layer(trace)
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
         .with_state(state)
 }
 
+/// A handler that panicked answers like any internal error (logged, JSON with its `code`).
+fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    crate::error::AppError::Internal(anyhow::anyhow!("handler panicked")).into_response()
+}
+
 /// Opens the database, migrates, and serves until SIGTERM or Ctrl-C.
+///
+/// On the signal, new connections are refused and every media job is cancelled at once
+/// (its ffmpeg children killed, its blocking loops stopped, its upload folder deleted); the
+/// requests in flight then answer quickly. Should one still run after
+/// `REELFIND_SHUTDOWN_GRACE_SECS`, a timer on a thread of its own (not on the runtime, which
+/// may be the thing that is stuck) deletes the running requests' upload folders and exits.
 pub async fn serve(config: Config) -> anyhow::Result<()> {
     std::fs::create_dir_all(&config.data_dir)?;
+    let swept = crate::identify::upload::sweep(&config.data_dir);
+    if swept > 0 {
+        tracing::info!("deleted {swept} upload folder(s) left by an earlier run that did not stop cleanly");
+    }
     let db = crate::db::connect(config.database_url.expose()).await?;
     crate::db::migrate(&db).await?;
     let addr = config.addr;
     let state = AppState::new(db, config)?;
     let app = build_router(state.clone());
-    crate::library::demo::spawn_if_empty(state.library.clone(), &state.config.library);
+    // Background work that nobody waits for stops with the server (see the end of this function).
+    let indexing = crate::library::demo::spawn_if_empty(
+        state.library.clone(),
+        &state.config.library,
+        state.admission.shutdown.clone(),
+    );
+    let sweeper =
+        crate::services::analytics::spawn_retention_sweeper(state.db.clone(), state.admission.shutdown.clone());
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (REELFIND_ADDR): {e}"))?;
     tracing::info!("Reelfind is listening on http://{addr} (public URL {})", state.config.public_url);
+    let shutdown = state.admission.shutdown.clone();
+    let grace = state.config.admission.shutdown_grace;
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            tracing::info!("shutting down: cancelling media work, finishing requests in flight");
+            shutdown.cancel();
+            exit_after(grace);
+        })
         .await?;
+    state.admission.shutdown.cancel();
+    // The runtime would wait for a blocking task at exit: the cancelled jobs end within moments
+    // (their ffmpeg children already killed); wait for them so that nothing writes after this.
+    let background = async {
+        if let Some(task) = indexing {
+            let _ = task.await;
+        }
+        let _ = sweeper.await;
+    };
+    if tokio::time::timeout(BACKGROUND_STOP, background).await.is_err() {
+        tracing::warn!("background work still running {} s after the shutdown", BACKGROUND_STOP.as_secs());
+    }
+    // Mail a request handed over (a reset or verification link) is finished, not dropped:
+    // the person was told it is on its way.
+    state.background.close();
+    if tokio::time::timeout(MAIL_STOP, state.background.wait()).await.is_err() {
+        tracing::warn!(
+            left = state.background.len(),
+            "mail still being sent {} s after the shutdown",
+            MAIL_STOP.as_secs()
+        );
+    }
     state.db.clone().close().await.ok();
     tracing::info!("stopped cleanly");
     Ok(())
 }
+
+/// How long the server waits for its cancelled background jobs before exiting anyway.
+const BACKGROUND_STOP: Duration = Duration::from_secs(1);
+
+/// How long the server waits for account mail being sent when it is asked to stop.
+const MAIL_STOP: Duration = Duration::from_secs(5);
 
 async fn shutdown_signal() {
     let ctrl_c = async {
@@ -85,11 +152,14 @@ async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
-    tracing::info!("shutting down: finishing requests in flight");
-    // Give in-flight requests a bounded time; axum stops accepting at once.
-    tokio::spawn(async {
-        tokio::time::sleep(Duration::from_secs(30)).await;
-        tracing::warn!("requests still running after 30 s; exiting");
-        std::process::exit(0);
+}
+
+/// The last resort: exits after `grace` whatever is still running.
+fn exit_after(grace: Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(grace);
+        tracing::warn!("requests still running {} s after the shutdown signal; exiting", grace.as_secs());
+        crate::identify::upload::remove_live_dirs();
+        std::process::exit(1);
     });
 }

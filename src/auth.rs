@@ -8,41 +8,25 @@
 //!   must be the public origin (`REELFIND_PUBLIC_URL`; on a loopback host also the origin
 //!   the request was sent to). A request with neither header (curl, scripts) is allowed
 //!   only when it carries no session cookie, so it cannot act as a signed-in person.
-use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::Duration;
+//!   Requests with `Authorization: Bearer` (API keys) skip the check: see [`crate::api_keys`].
+use std::net::{IpAddr, SocketAddr};
 
 use axum::extract::{ConnectInfo, FromRequestParts, Request, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
+use axum_extra::extract::CookieJar;
+use axum_extra::extract::cookie::{Cookie, SameSite};
 
 use crate::config::Config;
-use crate::error::AppError;
-use crate::services::mail::Mailer;
+use crate::error::{AppError, ErrorCode};
 use crate::services::sessions;
-use crate::services::throttle::{Cooldown, LoginThrottle};
+use crate::services::users::CurrentUser;
 use crate::state::AppState;
 
 /// Name of the session cookie.
 pub const SESSION_COOKIE: &str = "reelfind_session";
-
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CurrentUser {
-    pub id: i64,
-    pub username: String,
-    pub email: String,
-    pub role: String,
-}
-
-impl CurrentUser {
-    pub fn is_admin(&self) -> bool {
-        self.role == "admin"
-    }
-}
 
 /// The signed-in user, if any. Never fails.
 pub struct MaybeUser(pub Option<CurrentUser>);
@@ -60,12 +44,7 @@ pub struct RequireUser(pub CurrentUser);
 impl<S: Send + Sync> FromRequestParts<S> for RequireUser {
     type Rejection = AppError;
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        parts
-            .extensions
-            .get::<CurrentUser>()
-            .cloned()
-            .map(Self)
-            .ok_or_else(|| AppError::Unauthorized("Not authenticated".into()))
+        parts.extensions.get::<CurrentUser>().cloned().map(Self).ok_or_else(|| AppError::NotAuthenticated)
     }
 }
 
@@ -76,27 +55,11 @@ impl<S: Send + Sync> FromRequestParts<S> for RequireAdmin {
     type Rejection = AppError;
     async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, Self::Rejection> {
         let RequireUser(user) = RequireUser::from_request_parts(parts, s).await?;
-        if user.is_admin() { Ok(Self(user)) } else { Err(AppError::Forbidden("Admin access required".into())) }
-    }
-}
-
-/// Live state of the accounts feature: the mailer and the brakes on guessing.
-pub struct Accounts {
-    pub mailer: Mailer,
-    pub login_throttle: LoginThrottle,
-    pub resend_cooldown: Cooldown,
-}
-
-/// Seconds between two verification mails to one address.
-pub const RESEND_COOLDOWN: Duration = Duration::from_secs(60);
-
-impl Accounts {
-    pub fn new(config: &Config) -> anyhow::Result<Arc<Self>> {
-        Ok(Arc::new(Self {
-            mailer: Mailer::from_config(config)?,
-            login_throttle: LoginThrottle::default(),
-            resend_cooldown: Cooldown::new(RESEND_COOLDOWN),
-        }))
+        if user.is_admin() {
+            Ok(Self(user))
+        } else {
+            Err(AppError::Forbidden("Admin access required".into()).with_code(ErrorCode::AdminRequired))
+        }
     }
 }
 
@@ -105,16 +68,25 @@ pub fn session_token(headers: &HeaderMap) -> Option<String> {
     cookie_value(headers, SESSION_COOKIE)
 }
 
-/// The value of one cookie from the `Cookie` headers.
+/// The value of one cookie from the `Cookie` headers (`None` when missing or empty).
 pub fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(k, v)| *k == name && !v.is_empty())
-        .map(|(_, v)| v.to_owned())
+    CookieJar::from_headers(headers).get(name).map(|c| c.value().to_owned()).filter(|v| !v.is_empty())
+}
+
+/// Name of the cookie that lets a guest's free identification be counted (see
+/// `identify::guard`): a random id and its signature.
+pub const GUEST_COOKIE: &str = "rf_guest";
+/// A guest cookie lasts a year.
+const GUEST_COOKIE_MAX_AGE: i64 = 365 * 24 * 3600;
+
+/// The guest id from a valid signed guest cookie, if any.
+pub fn guest_id(state: &AppState, headers: &HeaderMap) -> Option<String> {
+    state.identify.verify_guest(&cookie_value(headers, GUEST_COOKIE)?)
+}
+
+/// `Set-Cookie` for a guest id.
+pub fn guest_cookie(state: &AppState, id: &str) -> HeaderValue {
+    build_cookie(&state.config, GUEST_COOKIE, &state.identify.sign_guest(id), GUEST_COOKIE_MAX_AGE)
 }
 
 /// `Set-Cookie` for a session token: HttpOnly, SameSite=Lax, Path=/, Secure on https.
@@ -122,33 +94,86 @@ pub fn session_cookie(config: &Config, token: &str) -> HeaderValue {
     build_cookie(config, SESSION_COOKIE, token, sessions::SESSION_TTL.num_seconds())
 }
 
+/// `Set-Cookie` for a session that ends at `expires_at` (the absolute lifetime can make that
+/// sooner than the idle one).
+pub fn session_cookie_until(config: &Config, token: &str, expires_at: chrono::DateTime<chrono::Utc>) -> HeaderValue {
+    let ms = (expires_at - chrono::Utc::now()).num_milliseconds();
+    let secs = ((ms + 999) / 1000).clamp(0, sessions::SESSION_TTL.num_seconds());
+    build_cookie(config, SESSION_COOKIE, token, secs)
+}
+
+/// About the session of this request (set with [`CurrentUser`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SessionInfo {
+    /// When the person signed in on this browser.
+    pub signed_in_at: chrono::DateTime<chrono::Utc>,
+}
+
 /// `Set-Cookie` that removes the session cookie.
 pub fn clear_session_cookie(config: &Config) -> HeaderValue {
     build_cookie(config, SESSION_COOKIE, "", 0)
 }
 
-/// A cookie with our flags. Values are base64url or empty, never needing quoting.
+/// A cookie with our flags: HttpOnly, SameSite=Lax, Path=/, Secure on https. Values are
+/// base64url, hex or empty, never needing quoting.
 pub fn build_cookie(config: &Config, name: &str, value: &str, max_age: i64) -> HeaderValue {
-    let secure = if config.secure_cookies() { "; Secure" } else { "" };
-    let v = format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
-    HeaderValue::from_str(&v).unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
+    let cookie = Cookie::build((name, value))
+        .path("/")
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .max_age(::cookie::time::Duration::seconds(max_age))
+        .secure(config.secure_cookies())
+        .build();
+    HeaderValue::from_str(&cookie.to_string()).unwrap_or_else(|_| HeaderValue::from_static("invalid=; Max-Age=0"))
 }
 
 /// The client's address for throttling: the socket peer, or with `REELFIND_TRUST_PROXY`
-/// the last `X-Forwarded-For` entry. `unknown` when neither exists (in-process tests).
-pub fn client_addr(config: &Config, parts_ext: &axum::http::Extensions, headers: &HeaderMap) -> String {
+/// the last `X-Forwarded-For` entry (the one our own proxy appended; entries before it are
+/// whatever the client claimed). Proxies write entries as `1.2.3.4`, `1.2.3.4:5678`,
+/// `2001:db8::1` or `[2001:db8::1]:443`; all are understood. `None` when neither exists
+/// (in-process tests) or the entry is not an address.
+pub fn client_ip(config: &Config, parts_ext: &axum::http::Extensions, headers: &HeaderMap) -> Option<IpAddr> {
     if config.accounts.trust_proxy {
-        if let Some(last) = headers
-            .get("x-forwarded-for")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.rsplit(',').next())
+        let last = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
             .map(str::trim)
-            .filter(|s| !s.is_empty())
-        {
-            return last.to_owned();
+            .rfind(|s| !s.is_empty());
+        if let Some(entry) = last {
+            return parse_forwarded_ip(entry);
         }
     }
-    parts_ext.get::<ConnectInfo<SocketAddr>>().map_or_else(|| "unknown".to_owned(), |c| c.0.ip().to_string())
+    parts_ext.get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip())
+}
+
+/// One `X-Forwarded-For` entry as an address, with or without a port.
+pub fn parse_forwarded_ip(entry: &str) -> Option<IpAddr> {
+    let e = entry.trim().trim_matches('"');
+    if let Ok(ip) = e.parse::<IpAddr>() {
+        return Some(ip);
+    }
+    if let Ok(sock) = e.parse::<SocketAddr>() {
+        return Some(sock.ip());
+    }
+    // `[v6]` without a port.
+    e.strip_prefix('[').and_then(|r| r.strip_suffix(']')).and_then(|v6| v6.parse().ok())
+}
+
+/// The client's address ([`client_ip`]) as an extractor; never fails.
+pub struct ClientAddr(pub Option<IpAddr>);
+
+impl<S> FromRequestParts<S> for ClientAddr
+where
+    S: Send + Sync,
+    AppState: axum::extract::FromRef<S>,
+{
+    type Rejection = std::convert::Infallible;
+    async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, Self::Rejection> {
+        let state = <AppState as axum::extract::FromRef<S>>::from_ref(s);
+        Ok(Self(client_ip(&state.config, &parts.extensions, &parts.headers)))
+    }
 }
 
 /// Resolves the session cookie into a [`CurrentUser`] (see the module docs). A cookie that
@@ -158,13 +183,19 @@ pub async fn session_layer(State(state): State<AppState>, mut req: Request, next
     if req.uri().path().starts_with("/assets/") {
         return next.run(req).await;
     }
+    // A keyed request is the key's owner, whatever cookie came along (`api_keys`).
+    if let Some(token) = crate::api_keys::bearer_token(req.headers()) {
+        let token = token.to_owned();
+        return crate::api_keys::keyed_request(state, token, req, next).await;
+    }
     let mut set_cookie = None;
     if let Some(token) = session_token(req.headers()) {
         match sessions::resolve(&state.db, &token).await {
             Ok(Some(resolved)) => {
                 if resolved.refreshed {
-                    set_cookie = Some(session_cookie(&state.config, &token));
+                    set_cookie = Some(session_cookie_until(&state.config, &token, resolved.expires_at));
                 }
+                req.extensions_mut().insert(SessionInfo { signed_in_at: resolved.signed_in_at });
                 req.extensions_mut().insert(resolved.user);
             }
             Ok(None) => set_cookie = Some(clear_session_cookie(&state.config)),
@@ -191,6 +222,11 @@ pub async fn origin_guard(State(state): State<AppState>, req: Request, next: Nex
     if matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE) {
         return next.run(req).await;
     }
+    // An API key is a credential no browser sends on its own, so a keyed request cannot be
+    // forged by another site; `session_layer` then ignores any cookie that came with it.
+    if crate::api_keys::bearer_token(req.headers()).is_some() {
+        return next.run(req).await;
+    }
     let headers = req.headers();
     let claimed = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_owned).or_else(|| {
         headers
@@ -206,7 +242,9 @@ pub async fn origin_guard(State(state): State<AppState>, req: Request, next: Nex
     if allowed {
         next.run(req).await
     } else {
-        AppError::Forbidden("Cross-origin request refused".into()).into_response()
+        AppError::Forbidden("Cross-origin request refused".into())
+            .with_code(ErrorCode::CrossOriginRefused)
+            .into_response()
     }
 }
 
@@ -220,4 +258,25 @@ fn same_origin(config: &Config, origin: &str, headers: &HeaderMap) -> bool {
         .ok()
         .is_some_and(|u| matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")));
     loopback && origin.split_once("://").is_some_and(|(_, h)| h == host)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_forwarded_ip;
+
+    #[test]
+    fn forwarded_entries_with_and_without_ports() {
+        for (entry, want) in [
+            ("203.0.113.5", "203.0.113.5"),
+            ("203.0.113.5:4711", "203.0.113.5"),
+            ("2001:db8::5", "2001:db8::5"),
+            ("[2001:db8::5]:443", "2001:db8::5"),
+            ("[2001:db8::5]", "2001:db8::5"),
+            (" \"198.51.100.2:80\" ", "198.51.100.2"),
+        ] {
+            assert_eq!(parse_forwarded_ip(entry).map(|ip| ip.to_string()).as_deref(), Some(want), "{entry}");
+        }
+        assert_eq!(parse_forwarded_ip("unknown"), None);
+        assert_eq!(parse_forwarded_ip("_hidden"), None);
+    }
 }

@@ -1,9 +1,11 @@
-//! Command-line interface: `serve` (default), `migrate`, `user create`, `library ...`.
+//! Command-line interface: `serve` (default), `migrate`, `user create`, `library ...`,
+//! `identify` (the API client, see `client`).
 use std::io::{IsTerminal, Read};
 
 use clap::{Parser, Subcommand};
 
 use crate::config::Config;
+use crate::entities::user::Role;
 use crate::services::users::{self, NewUser};
 
 #[derive(Parser, Debug)]
@@ -25,6 +27,9 @@ pub enum Command {
     /// Manage the offline scene library (index your own video files).
     #[command(subcommand)]
     Library(crate::library::cli::LibraryCommand),
+    /// Identify a screenshot or clip (a file, or an http(s) URL) with a Reelfind server's
+    /// API; the API key is read from REELFIND_API_KEY.
+    Identify(crate::client::IdentifyArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -51,11 +56,12 @@ pub async fn run(cli: Cli, config: Config) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Library(cmd) => crate::library::cli::run(cmd, config).await,
+        Command::Identify(args) => crate::client::identify(args).await,
         Command::User(UserCommand::Create { username, email, admin }) => {
             let password = read_password()?;
             let db = crate::db::connect(config.database_url.expose()).await?;
             crate::db::migrate(&db).await?;
-            let role = if admin { "admin" } else { "user" };
+            let role = if admin { Role::Admin } else { Role::User };
             let user = users::create(
                 &db,
                 NewUser { username: &username, email: &email, password: Some(&password), role, email_verified: true },

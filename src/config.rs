@@ -14,12 +14,78 @@ use std::str::FromStr;
 use url::Url;
 
 /// A value that must never reach a log line.
+///
+/// Making one also registers its value (and, for a URL, its password) with [`redact`], the
+/// last line of defence: the log writer passes every line through it, and error texts
+/// from providers pass through it before they are logged or stored. So even a key that a
+/// provider echoes back, or a URL with a key in its query inside a transport error, is
+/// written as `[redacted]`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
 
+/// Values shorter than this are not redacted (they would mangle ordinary words).
+const MIN_REDACTED_LEN: usize = 6;
+
+fn known_secrets() -> &'static std::sync::RwLock<Vec<String>> {
+    static KNOWN: std::sync::OnceLock<std::sync::RwLock<Vec<String>>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(Default::default)
+}
+
+fn register_secret(value: &str) {
+    let mut candidates = vec![value.to_owned()];
+    if let Ok(url) = Url::parse(value)
+        && let Some(p) = url.password()
+    {
+        candidates.push(p.to_owned());
+        // As written in the URL, and as sent (percent-decoded).
+        candidates.push(url::form_urlencoded::parse(p.as_bytes()).map(|(k, _)| k.into_owned()).collect());
+    }
+    let mut known = known_secrets().write().unwrap_or_else(|e| e.into_inner());
+    for c in candidates {
+        if c.len() >= MIN_REDACTED_LEN && !known.contains(&c) {
+            known.push(c);
+            // Longest first, so a secret containing another is replaced whole.
+            known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+        }
+    }
+}
+
+/// `text` with every known secret replaced by `[redacted]`.
+pub fn redact(text: &str) -> std::borrow::Cow<'_, str> {
+    let known = known_secrets().read().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| text.contains(k.as_str())) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = text.to_owned();
+    for k in known.iter() {
+        if out.contains(k.as_str()) {
+            out = out.replace(k.as_str(), "[redacted]");
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Standard error through [`redact`]: the log writer of the server (one formatted event per
+/// write, so a secret is never split across two writes).
+#[derive(Clone, Copy, Default)]
+pub struct RedactingStderr;
+
+impl std::io::Write for RedactingStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        std::io::stderr().write_all(redact(&text).as_bytes())?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
 impl Secret {
     pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
+        let value = value.into();
+        register_secret(&value);
+        Self(value)
     }
     /// The secret itself; call only where it is sent to the service that needs it.
     pub fn expose(&self) -> &str {
@@ -118,7 +184,56 @@ pub struct Config {
     pub library: LibraryConfig,
     /// Web push (VAPID key, subject).
     pub push: PushConfig,
+    /// `REELFIND_OUTBOUND_ALLOW_PRIVATE` (default false): let the strict client for
+    /// user-chosen URLs (`outbound`) reach loopback and private addresses. Only for tests
+    /// and local development with fakes on this machine; never in production.
+    pub outbound_allow_private: bool,
+    /// `REELFIND_SECRET_KEY`: the master key that signs guest cookies and Library preview
+    /// links (see `keys`). Required on PostgreSQL, where several nodes must agree on it;
+    /// unset on SQLite: a random key kept in `{data_dir}/secret.key`.
+    pub secret_key: Option<Secret>,
+    /// How much media work this node takes on at once.
+    pub admission: AdmissionConfig,
 }
+
+/// Admission control of media work, per node (see `identify::admission`).
+#[derive(Debug, Clone)]
+pub struct AdmissionConfig {
+    /// `REELFIND_MEDIA_JOBS`: media jobs (decodes, ffmpeg runs) at once (default: the number
+    /// of cores, at least 2).
+    pub jobs: usize,
+    /// `REELFIND_MEDIA_QUEUE`: identifications that may wait beyond those (default 4 per job);
+    /// past that, 503 with `Retry-After` before the upload is read.
+    pub queue: usize,
+    /// `REELFIND_MEDIA_MEMORY_MB`: decode memory shared by running jobs (default 320: one
+    /// 80-megapixel RGBA picture). A still weighs its decoded pixels.
+    pub memory_mb: u32,
+    /// `REELFIND_LIBRARY_SEARCHES`: Library searches at once (default 1 per 2 cores, at least 1).
+    pub library_searches: usize,
+    /// `REELFIND_MEDIA_QUEUE_WAIT_SECS`: longest wait for a job slot (default 20), then 503.
+    pub queue_wait: std::time::Duration,
+    /// `REELFIND_SHUTDOWN_GRACE_SECS`: after SIGTERM, how long requests may take to finish
+    /// before the process exits anyway (default 10; media work is cancelled at once).
+    pub shutdown_grace: std::time::Duration,
+}
+
+impl AdmissionConfig {
+    fn from_env(env: &Env) -> Result<Self, ConfigError> {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let jobs: usize = env.parse("REELFIND_MEDIA_JOBS", cores.max(2))?.max(1);
+        Ok(Self {
+            jobs,
+            queue: env.parse("REELFIND_MEDIA_QUEUE", jobs * 4)?,
+            memory_mb: env.parse("REELFIND_MEDIA_MEMORY_MB", 320u32)?.max(16),
+            library_searches: env.parse("REELFIND_LIBRARY_SEARCHES", (cores / 2).max(1))?.max(1),
+            queue_wait: std::time::Duration::from_secs(env.parse("REELFIND_MEDIA_QUEUE_WAIT_SECS", 20u64)?),
+            shutdown_grace: std::time::Duration::from_secs(env.parse("REELFIND_SHUTDOWN_GRACE_SECS", 10u64)?),
+        })
+    }
+}
+
+/// Shortest `REELFIND_SECRET_KEY` accepted (e.g. `openssl rand -hex 32` gives 64 characters).
+pub const MIN_SECRET_KEY_LEN: usize = 32;
 
 /// Web push notifications.
 #[derive(Debug, Clone)]
@@ -131,29 +246,30 @@ pub struct PushConfig {
     /// (default `mailto:` the site's contact email).
     pub vapid_subject: Option<String>,
     /// `REELFIND_PUSH_ALLOW_HTTP`: accept `http://` push endpoints (default false). Only for a
-    /// local push service in tests; real push services are https.
+    /// local push service in tests (with `REELFIND_OUTBOUND_ALLOW_PRIVATE`); real push
+    /// services are https.
     pub allow_http_endpoints: bool,
 }
 
 impl PushConfig {
     fn from_env(env: &Env) -> Result<Self, ConfigError> {
         let vapid_private_key = env.secret("VAPID_PRIVATE_KEY");
-        if let Some(key) = &vapid_private_key {
-            if web_push::VapidSignatureBuilder::from_base64_no_sub(key.expose()).is_err() {
-                return Err(ConfigError {
-                    name: "VAPID_PRIVATE_KEY",
-                    reason: "expected a raw P-256 private key in base64url (43 characters)".into(),
-                });
-            }
+        if let Some(key) = &vapid_private_key
+            && web_push::VapidSignatureBuilder::from_base64_no_sub(key.expose()).is_err()
+        {
+            return Err(ConfigError {
+                name: "VAPID_PRIVATE_KEY",
+                reason: "expected a raw P-256 private key in base64url (43 characters)".into(),
+            });
         }
         let vapid_subject = env.string("VAPID_SUBJECT");
-        if let Some(s) = &vapid_subject {
-            if !(s.starts_with("mailto:") || s.starts_with("https://")) {
-                return Err(ConfigError {
-                    name: "VAPID_SUBJECT",
-                    reason: format!("expected mailto:you@example.com or an https:// URL, got {s}"),
-                });
-            }
+        if let Some(s) = &vapid_subject
+            && !(s.starts_with("mailto:") || s.starts_with("https://"))
+        {
+            return Err(ConfigError {
+                name: "VAPID_SUBJECT",
+                reason: format!("expected mailto:you@example.com or an https:// URL, got {s}"),
+            });
         }
         Ok(Self {
             vapid_private_key,
@@ -265,11 +381,11 @@ pub struct IdentifyConfig {
     pub timeout_secs: u64,
     /// `REELFIND_MAX_VIDEO_SECONDS` (default 600): longer clips are refused.
     pub max_video_seconds: u64,
-    /// `REELFIND_IDENTIFY_PER_MINUTE` (default 10): identifications per minute per user or address.
+    /// `REELFIND_IDENTIFY_PER_MINUTE` (default 10): identifications per minute per account.
     pub per_minute: u32,
-    /// `REELFIND_SECRET_KEY`: signs the guest cookie. Unset: a random key kept in
-    /// `{data_dir}/secret.key` (set it when several nodes serve one site).
-    pub secret_key: Option<Secret>,
+    /// `REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE` (default 30): identifications per minute per
+    /// client address (IPv4 address or IPv6 /64), signed in or not.
+    pub per_address_per_minute: u32,
 }
 
 impl IdentifyConfig {
@@ -316,7 +432,7 @@ impl IdentifyConfig {
             timeout_secs: env.parse("REELFIND_IDENTIFY_TIMEOUT_SECS", 120u64)?.max(1),
             max_video_seconds: env.parse("REELFIND_MAX_VIDEO_SECONDS", 600u64)?,
             per_minute: env.parse("REELFIND_IDENTIFY_PER_MINUTE", 10u32)?.max(1),
-            secret_key: env.secret("REELFIND_SECRET_KEY"),
+            per_address_per_minute: env.parse("REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE", 30u32)?.max(1),
         })
     }
 }
@@ -368,7 +484,47 @@ impl Config {
             demo_file: env.parse("REELFIND_LIBRARY_DEMO_FILE", assets_dir.join("demo").join("big-buck-bunny.mp4"))?,
         };
         let push = PushConfig::from_env(env)?;
-        Ok(Self { addr, data_dir, database_url, public_url, assets_dir, accounts, identify, library, push })
+        let secret_key = env.secret("REELFIND_SECRET_KEY");
+        match &secret_key {
+            Some(k) if k.expose().len() < MIN_SECRET_KEY_LEN => {
+                return Err(ConfigError {
+                    name: "REELFIND_SECRET_KEY",
+                    reason: format!(
+                        "must be at least {MIN_SECRET_KEY_LEN} characters of random text (e.g. `openssl rand -hex 32`)"
+                    ),
+                });
+            }
+            None if !database_url.expose().starts_with("sqlite:") => {
+                return Err(ConfigError {
+                    name: "REELFIND_SECRET_KEY",
+                    reason: "is required with a PostgreSQL DATABASE_URL: every node must sign guest cookies and \
+                             preview links with the same key (e.g. `openssl rand -hex 32`, the same value on every node)"
+                        .into(),
+                });
+            }
+            _ => {}
+        }
+        let outbound_allow_private = env.flag("REELFIND_OUTBOUND_ALLOW_PRIVATE", false)?;
+        let admission = AdmissionConfig::from_env(env)?;
+        Ok(Self {
+            addr,
+            data_dir,
+            database_url,
+            public_url,
+            assets_dir,
+            accounts,
+            identify,
+            library,
+            push,
+            outbound_allow_private,
+            secret_key,
+            admission,
+        })
+    }
+
+    /// The database is PostgreSQL (several nodes may share it).
+    pub fn is_postgres(&self) -> bool {
+        !self.database_url.expose().starts_with("sqlite:")
     }
 
     /// The public origin without a trailing slash, e.g. `https://reelfind.example`.
@@ -425,7 +581,32 @@ mod tests {
 
     #[test]
     fn debug_hides_secrets() {
-        let c = Config::from_env(&Env::from_pairs([("DATABASE_URL", "postgres://u:hunter2@h/db")])).unwrap();
+        let key = "k".repeat(40);
+        let c = Config::from_env(&Env::from_pairs([
+            ("DATABASE_URL", "postgres://u:hunter2@h/db"),
+            ("REELFIND_SECRET_KEY", key.as_str()),
+        ]))
+        .unwrap();
         assert!(!format!("{c:?}").contains("hunter2"));
+        assert!(!format!("{c:?}").contains(&key));
+    }
+
+    #[test]
+    fn known_secrets_are_redacted_wherever_they_appear() {
+        let _ = Secret::new("sk-live-0123456789abcdef");
+        let _ = Secret::new("postgres://app:p%40ss-word-9@db.example/reelfind");
+        let line = "GET https://api.example/x?api_key=sk-live-0123456789abcdef failed; db p@ss-word-9";
+        assert_eq!(redact(line), "GET https://api.example/x?api_key=[redacted] failed; db [redacted]");
+        assert_eq!(redact("nothing to hide"), "nothing to hide");
+    }
+
+    #[test]
+    fn postgres_requires_a_shared_secret_key() {
+        let err = Config::from_env(&Env::from_pairs([("DATABASE_URL", "postgres://h/db")])).unwrap_err();
+        assert_eq!(err.name, "REELFIND_SECRET_KEY");
+        assert!(err.reason.contains("every node"), "{err}");
+        let short = Config::from_env(&Env::from_pairs([("REELFIND_SECRET_KEY", "short")])).unwrap_err();
+        assert_eq!(short.name, "REELFIND_SECRET_KEY");
+        assert!(Config::from_env(&Env::default()).unwrap().secret_key.is_none());
     }
 }

@@ -15,20 +15,30 @@ pub struct AppState(Arc<Inner>);
 pub struct Inner {
     pub db: DatabaseConnection,
     pub config: Arc<Config>,
-    /// One HTTP client for every outbound call (connection pooling, one TLS set-up).
+    /// One HTTP client for calls to services we configured (engines, catalogs, Google).
     pub http: reqwest::Client,
+    /// The strict client for URLs a user chose (push endpoints): see `outbound`.
+    pub outbound: crate::outbound::StrictClient,
     pub settings: SettingsStore,
     pub assets: AssetManifest,
     /// Long-lived identification engines (the Library engine); cloud engines are built per request.
     pub engines: EngineRegistry,
-    /// Mailer and login/resend brakes (accounts).
-    pub accounts: Arc<crate::auth::Accounts>,
-    /// Identification rate limiter and guest-cookie key.
+    /// Sends account mail (verification, password reset); the login/resend brakes live in
+    /// the shared throttle store (`services::account_limits`).
+    pub mailer: crate::services::mail::Mailer,
+    /// The guest-cookie signer.
     pub identify: IdentifyState,
+    /// Signing keys derived from `REELFIND_SECRET_KEY` (or the data folder's key file).
+    pub keys: crate::keys::Keys,
+    /// How much media work this node takes on at once; its shutdown token cancels it all.
+    pub admission: Arc<crate::identify::admission::Admission>,
     /// The offline scene index (Library engine).
     pub library: Arc<crate::library::LibraryIndex>,
     /// The VAPID key for push notifications, loaded (or created) on first use.
     pub vapid: tokio::sync::OnceCell<crate::services::push::Vapid>,
+    /// Work a request starts and does not wait for (account mail): the server lets it finish,
+    /// for a bounded time, before it exits.
+    pub background: tokio_util::task::TaskTracker,
 }
 
 impl Deref for AppState {
@@ -44,23 +54,35 @@ impl AppState {
             .user_agent(concat!("Reelfind/", env!("CARGO_PKG_VERSION")))
             .connect_timeout(std::time::Duration::from_secs(10))
             .build()?;
+        let outbound = crate::outbound::StrictClient::new(crate::outbound::Policy {
+            allow_private: config.outbound_allow_private,
+            ..Default::default()
+        })?;
         let assets = AssetManifest::load(&config.assets_dir);
-        let accounts = crate::auth::Accounts::new(&config)?;
-        let identify = IdentifyState::new(&config);
-        let library = Arc::new(crate::library::LibraryIndex::open(&config.library.dir)?);
+        let mailer = crate::services::mail::Mailer::from_config(&config)?;
+        let keys = crate::keys::Keys::load(&config)?;
+        let identify = IdentifyState::new(&keys);
+        let admission = crate::identify::admission::Admission::new(&config.admission);
+        let library = Arc::new(crate::library::LibraryIndex::open_with_preview_key(&config.library.dir, keys.preview)?);
         let engines = EngineRegistry::default();
-        engines.register(Arc::new(crate::library::engine::LibraryEngine::new(library.clone())));
+        engines.register(Arc::new(
+            crate::library::engine::LibraryEngine::new(library.clone()).with_admission(admission.clone()),
+        ));
         Ok(Self(Arc::new(Inner {
             db,
             config: Arc::new(config),
             http,
+            outbound,
             settings: SettingsStore::default(),
             assets,
             engines,
-            accounts,
+            mailer,
             identify,
+            keys,
+            admission,
             library,
             vapid: tokio::sync::OnceCell::new(),
+            background: tokio_util::task::TaskTracker::new(),
         })))
     }
 
@@ -71,6 +93,17 @@ impl AppState {
         self.vapid
             .get_or_try_init(|| crate::services::push::load_or_create_vapid(&self.db, configured.as_deref()))
             .await
+    }
+
+    /// What the identification pipeline uses of this state.
+    pub fn identify_deps(&self) -> crate::identify::pipeline::Deps<'_> {
+        crate::identify::pipeline::Deps {
+            db: &self.db,
+            http: &self.http,
+            config: &self.config.identify,
+            engines: &self.engines,
+            admission: &self.admission,
+        }
     }
 
     pub async fn settings(&self) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {

@@ -1,7 +1,7 @@
 //! Email verification over a real SMTP conversation, and the outbox without SMTP.
 use std::time::Duration;
 
-use reelfind::entities::email_verification_token as token_row;
+use reelfind::entities::single_use_token as token_row;
 use sea_orm::{ActiveModelTrait, EntityTrait, PaginatorTrait, Set};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};

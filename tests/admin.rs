@@ -4,27 +4,16 @@ use axum::http::{Request, header};
 use reelfind::services::users::{self, NewUser};
 use serde_json::json;
 
-use crate::accounts::{login, register};
 use crate::profiles::put_json;
 use crate::support::{TestApp, TestResponse};
 
+/// The older spelling of [`TestApp::admin`]; new tests call the method.
 pub async fn make_admin(app: &TestApp, username: &str) {
-    users::create(
-        &app.db,
-        NewUser {
-            username,
-            email: &format!("{username}@example.com"),
-            password: Some("admin-pass"),
-            role: "admin",
-            email_verified: true,
-        },
-    )
-    .await
-    .unwrap();
-    assert_eq!(login(app, username, "admin-pass").await.status, 200);
+    app.admin(username).await
 }
 
-async fn post_form(app: &TestApp, path: &str, body: &str) -> TestResponse {
+/// Sends a form as a browser would (urlencoded, with the session and our Origin).
+pub async fn post_form(app: &TestApp, path: &str, body: &str) -> TestResponse {
     app.send(
         Request::post(path)
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -68,7 +57,7 @@ async fn non_admins_are_refused_everywhere() {
         assert_eq!(res.status, 303, "{m} {p}");
         assert_eq!(res.header("location").as_deref(), Some("/admin"));
     }
-    register(&app, "user1", "secret1").await;
+    app.register("user1", "secret1").await;
     for (m, p) in APIS {
         let res = call(&app, m, p).await;
         assert_eq!(res.status, 403, "{m} {p} as a user");
@@ -93,7 +82,7 @@ async fn non_admins_are_refused_everywhere() {
 #[tokio::test]
 async fn admin_reads_and_changes_settings() {
     let app = TestApp::new().await;
-    make_admin(&app, "root").await;
+    app.admin("root").await;
     let res = app.get("/api/admin/settings").await;
     assert_eq!(res.status, 200);
     assert_eq!(res.json()["max_file_size"], "10");
@@ -133,7 +122,7 @@ async fn admin_reads_and_changes_settings() {
 #[tokio::test]
 async fn admin_pages_render_and_the_form_saves() {
     let app = TestApp::new().await;
-    register(&app, "zed", "secret1").await;
+    app.register("zed", "secret1").await;
     app.clear_cookies();
     // The admin signs in through the admin login form.
     users::create(
@@ -142,7 +131,7 @@ async fn admin_pages_render_and_the_form_saves() {
             username: "boss",
             email: "boss@example.com",
             password: Some("admin-pass"),
-            role: "admin",
+            role: reelfind::entities::user::Role::Admin,
             email_verified: true,
         },
     )

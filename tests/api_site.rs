@@ -51,3 +51,28 @@ async fn health() {
     assert_eq!(res.status, 200);
     assert_eq!(res.text(), "ok");
 }
+
+/// PostgreSQL cannot store a NUL byte in text (SQLite can). Whatever route such text reaches,
+/// the answer is the client's error (or a plain "no"), never a 500.
+#[tokio::test]
+async fn text_a_database_cannot_store_is_refused_as_input_not_a_server_error() {
+    let app = TestApp::new().await;
+    assert!(app.register("nulltester", "secret-pass-1").await.status.is_success());
+    let res = app.get("/api/notifications/status?endpoint=https%3A%2F%2Fpush.example%2F%00x").await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!(res.json()["isSubscribed"], false);
+
+    let writes = [
+        ("/api/testimonials", serde_json::json!({"rating": 5, "review": "Great\u{0}film"})),
+        ("/api/login", serde_json::json!({"username": "nul\u{0}ltester", "password": "secret-pass-1"})),
+        (
+            "/api/register",
+            serde_json::json!({"username": "a\u{0}b", "email": "a\u{0}b@example.com", "password": "secret-pass-1"}),
+        ),
+        ("/api/forgot-password", serde_json::json!({"email": "x\u{0}@example.com"})),
+    ];
+    for (path, body) in writes {
+        let res = app.post_json(path, &body).await;
+        assert!(res.status.as_u16() < 500, "{path}: {} {}", res.status, res.text());
+    }
+}

@@ -34,7 +34,7 @@ async fn add_post(app: &TestApp, p: NewPost<'_>) {
         tags: Set(p.tags.into()),
         featured_image: Set(None),
         author_name: Set(None),
-        published: Set(p.published),
+        published_at: Set(p.published.then_some(at)),
         created_at: Set(at),
         updated_at: Set(at),
         ..Default::default()
@@ -244,6 +244,8 @@ async fn list_page_search_and_category_filter() {
 #[tokio::test]
 async fn list_page_shows_an_error_state_when_the_database_fails() {
     let app = app_with_posts(1).await;
+    // The redirects table refers to the posts (PostgreSQL refuses to drop a referenced table).
+    app.db.execute_unprepared("DROP TABLE blog_slug_redirects").await.unwrap();
     app.db.execute_unprepared("DROP TABLE blog_posts").await.unwrap();
     let res = app.get("/blog?search=x").await;
     assert_eq!(res.status, 503);

@@ -279,6 +279,7 @@ async fn no_engine_configured_is_503_naming_the_variables() {
     assert_eq!(res.status, 503);
     let msg = res.json()["error"].as_str().unwrap().to_owned();
     assert!(msg.contains("OPENAI_API_KEY") && msg.contains("GEMINI_API_KEY"), "{msg}");
+    assert_eq!(res.json()["code"], "engine_unavailable");
     let res = upload(&app, Upload::image(jpeg(320, 200), "anthropic")).await;
     assert_eq!(res.status, 503);
     assert!(res.json()["error"].as_str().unwrap().contains("ANTHROPIC_API_KEY"));
@@ -294,6 +295,7 @@ async fn too_large_is_413_with_the_spec_text() {
     let res = upload(&app, Upload::image(big, "auto")).await;
     assert_eq!(res.status, 413);
     assert_eq!(res.json()["error"], "File too large. Maximum allowed size is 1MB.");
+    assert_eq!(res.json()["code"], "file_too_large");
     assert!(leftovers(&app).is_empty());
 }
 
@@ -305,6 +307,7 @@ async fn a_text_file_named_jpg_is_422() {
     let msg = res.json()["error"].as_str().unwrap().to_owned();
     assert!(msg.contains("Invalid file format"), "{msg}");
     assert!(msg.contains("jpg, jpeg, png, webp, mp4, mov"), "{msg}");
+    assert_eq!(res.json()["code"], "invalid_file_format");
     assert!(leftovers(&app).is_empty());
 }
 
@@ -403,24 +406,29 @@ async fn a_guest_gets_one_free_identification() {
     let second = upload(&app, Upload::image(jpeg(321, 200), "auto")).await;
     assert_eq!(second.status, 403);
     assert_eq!(second.json()["requiresAuth"], true);
-    // A forged cookie is not trusted, and the address still counts: a client that drops
-    // its cookie gets at most the per-address allowance.
-    app.clear_cookies();
-    let addr: SocketAddr = "203.0.113.7:5555".parse().unwrap();
-    let mut statuses = Vec::new();
-    for i in 0..4 {
-        app.clear_cookies();
+    assert_eq!(second.json()["code"], "sign_in_required");
+    // The address counts too: a client that drops its cookie gets no second try from the
+    // same address (an IPv6 address counts as its /64), while another address gets its own.
+    let from = |ip: &str, i: u32| {
         let mut req = Upload::image(jpeg(330 + i, 200), "auto").request();
-        req.extensions_mut().insert(ConnectInfo(addr));
-        statuses.push(app.send(req).await.status.as_u16());
+        req.extensions_mut().insert(ConnectInfo(SocketAddr::new(ip.parse().unwrap(), 5555)));
+        req
+    };
+    let mut statuses = Vec::new();
+    for (i, ip) in ["203.0.113.7", "203.0.113.7", "2001:db8:1:2::1", "2001:db8:1:2:ffff::9", "2001:db8:1:3::1"]
+        .into_iter()
+        .enumerate()
+    {
+        app.clear_cookies();
+        statuses.push(app.send(from(ip, i as u32)).await.status.as_u16());
     }
-    assert_eq!(statuses, vec![200, 200, 200, 403]);
+    assert_eq!(statuses, vec![200, 403, 200, 403, 200]);
     assert_eq!(openai.received_requests().await.unwrap().len(), 4);
 }
 
 #[tokio::test]
 async fn too_many_requests_is_429() {
-    let app = app_with(env(&[("REELFIND_IDENTIFY_PER_MINUTE", "2".into())])).await;
+    let app = app_with(env(&[("REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE", "2".into())])).await;
     let mut last = 0;
     for _ in 0..3 {
         last = upload(&app, Upload::image(jpeg(32, 32), "auto")).await.status.as_u16();
@@ -461,15 +469,13 @@ async fn the_same_file_and_mode_reuses_the_stored_answer() {
     let file = jpeg(300, 200);
     let first = upload(&app, Upload::image(file.clone(), "openai")).await;
     assert_eq!(first.status, 200);
-    app.clear_cookies(); // another guest
-    let second = upload(&app, Upload::image(file.clone(), "openai")).await;
+    let second = upload_as_new_guest(&app, Upload::image(file.clone(), "openai"), 1).await;
     assert_eq!(second.status, 200, "{}", second.text());
     assert_eq!(second.json()["cached"], true);
     assert_eq!(second.json()["title"], "Heat");
     assert_ne!(second.json()["identificationId"], first.json()["identificationId"]);
     assert_eq!(openai.received_requests().await.unwrap().len(), 1, "the engine was paid once");
-    app.clear_cookies();
-    let other_mode = upload(&app, Upload::image(file, "auto")).await;
+    let other_mode = upload_as_new_guest(&app, Upload::image(file, "auto"), 2).await;
     assert_eq!(other_mode.status, 200);
     assert_eq!(other_mode.json()["cached"], false);
 }
@@ -638,8 +644,7 @@ async fn catalog_answers_are_cached() {
     ]))
     .await;
     for i in 0..2 {
-        app.clear_cookies();
-        let res = upload(&app, Upload::image(jpeg(300 + i, 200), "openai")).await;
+        let res = upload_as_new_guest(&app, Upload::image(jpeg(300 + i, 200), "openai"), i as u8).await;
         assert_eq!(res.status, 200, "{}", res.text());
         assert_eq!(res.json()["id"], 603);
     }

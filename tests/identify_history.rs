@@ -1,33 +1,14 @@
 //! History, top-confident, shared links and analytics.
 use axum::body::Body;
 use axum::http::Request;
-use reelfind::auth::CurrentUser;
-use reelfind::services::users::{self, NewUser};
 use sea_orm::EntityTrait;
 
 use crate::identify_support::*;
-use crate::support::{TestApp, TestResponse};
+use crate::support::{Person, TestApp, TestResponse};
 
-async fn make_user(app: &TestApp, name: &str) -> CurrentUser {
-    let u = users::create(
-        &app.db,
-        NewUser {
-            username: name,
-            email: &format!("{name}@example.com"),
-            password: Some("secret123"),
-            role: "user",
-            email_verified: true,
-        },
-    )
-    .await
-    .unwrap();
-    CurrentUser { id: u.id, username: u.username, email: u.email, role: u.role }
-}
-
-/// Sends as a signed-in user (the session layer's extension, set directly).
-async fn as_user(app: &TestApp, user: &CurrentUser, mut req: Request<Body>) -> TestResponse {
-    req.extensions_mut().insert(user.clone());
-    app.send(req).await
+/// Sends as a signed-in person (their own session).
+async fn as_user(app: &TestApp, user: &Person, req: Request<Body>) -> TestResponse {
+    app.send_as(Some(user), req).await
 }
 
 fn get(path: &str) -> Request<Body> {
@@ -47,8 +28,8 @@ async fn app_with_openai(answer_json: serde_json::Value) -> (TestApp, wiremock::
 #[tokio::test]
 async fn signed_in_users_are_unlimited_and_get_a_private_history() {
     let (app, _openai) = app_with_openai(answer("Heat", 1995, "movie", 0.8)).await;
-    let alice = make_user(&app, "alice").await;
-    let bob = make_user(&app, "bob").await;
+    let alice = app.person("alice").await;
+    let bob = app.person("bob").await;
     for i in 0..3 {
         let res = as_user(&app, &alice, Upload::image(jpeg(300 + i, 200), "openai").request()).await;
         assert_eq!(res.status, 200, "{}", res.text());
@@ -107,7 +88,7 @@ async fn signed_in_users_are_unlimited_and_get_a_private_history() {
 #[tokio::test]
 async fn top_confident_lists_at_most_three_without_personal_data() {
     let (app, openai) = app_with_openai(answer("Heat", 1995, "movie", 0.8)).await;
-    let alice = make_user(&app, "alice").await;
+    let alice = app.person("alice").await;
     for i in 0..5u32 {
         openai.reset().await;
         let title = format!("Film {i}");
@@ -132,6 +113,7 @@ async fn top_confident_lists_at_most_three_without_personal_data() {
     assert_eq!(items[2]["title"], "Film 2");
     let text = top.text();
     assert!(!text.contains("alice") && !text.contains("engineVotes") && !text.contains("userId"));
+    assert!(items.iter().all(|i| i.get("id").is_none() && i.get("identificationId").is_none()), "{text}");
 }
 
 #[tokio::test]
@@ -164,7 +146,7 @@ async fn a_shared_link_renders_a_page_with_social_tags() {
     assert_eq!(page.select_attr(".shared-actions a.btn-primary", "href").unwrap(), format!("/?id={id}"));
     let gone = app.get("/shared/AAAAAAAAAAAAAAAAAAAAAA").await;
     assert_eq!(gone.status, 404);
-    assert!(gone.select_text("h1").unwrap().contains("404"));
+    assert_eq!(gone.select_text("main .lead").unwrap(), "This shared identification link is no longer available.");
 }
 
 #[tokio::test]
@@ -236,7 +218,7 @@ async fn auto_follows_admin_primary_then_user_default_then_recommended_and_falls
         ("GEMINI_BASE_URL".into(), format!("{}/v1beta", gemini.uri())),
     ])
     .await;
-    let dave = make_user(&app, "dave").await;
+    let dave = app.person("dave").await;
     let engine_for = |i: u32| {
         let app = &app;
         let dave = dave.clone();
@@ -272,7 +254,7 @@ async fn auto_follows_admin_primary_then_user_default_then_recommended_and_falls
 /// Stores an identification for `user` directly (no engine needed for list behaviour).
 async fn stored(
     app: &TestApp,
-    user: &CurrentUser,
+    user: &Person,
     title: &str,
     kind: &str,
     rating: Option<f64>,
@@ -305,8 +287,8 @@ fn titles(page: &serde_json::Value) -> Vec<String> {
 #[tokio::test]
 async fn history_search_type_and_sort_cover_every_page() {
     let app = TestApp::new().await;
-    let ada = make_user(&app, "ada").await;
-    let bob = make_user(&app, "bob").await;
+    let ada = app.person("ada").await;
+    let bob = app.person("bob").await;
     stored(&app, &ada, "The Matrix", "movie", Some(8.2), 0.91, 50).await;
     stored(&app, &ada, "Breaking Bad", "tv", Some(8.9), 0.70, 40).await;
     stored(&app, &ada, "Unrated 100%_Short", "movie", None, 0.99, 30).await;

@@ -90,8 +90,19 @@ impl<'a> Upload<'a> {
     }
 }
 
+/// The older spelling of [`TestApp::upload`]; new tests call the method.
 pub async fn upload(app: &TestApp, u: Upload<'_>) -> TestResponse {
-    app.send(u.request()).await
+    app.upload(&u).await
+}
+
+/// Uploads as another guest: no cookies, from the client address `198.51.100.{n}` (each
+/// address has its own free identification).
+pub async fn upload_as_new_guest(app: &TestApp, u: Upload<'_>, n: u8) -> TestResponse {
+    app.clear_cookies();
+    let mut req = u.request();
+    let addr: std::net::SocketAddr = format!("198.51.100.{n}:40000").parse().unwrap();
+    req.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+    app.send(req).await
 }
 
 /// Files left in `{data_dir}/tmp` (must be none after every request).

@@ -196,6 +196,36 @@ async fn a_cropped_screenshot_is_found_by_the_crop_tier() {
 }
 
 #[tokio::test]
+async fn a_phone_photo_of_the_screen_in_a_room_is_found_by_the_screen_tier() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let photo = folder.path().join("photo.jpg");
+    // The frame on a screen with a dark bezel, on a plain wall, photographed at an angle.
+    ffmpeg(&[
+        "-ss",
+        "3.1",
+        "-i",
+        folder.path().join("big-buck-bunny.mp4").to_str().unwrap(),
+        "-vf",
+        "pad=trunc(iw*1.08/2)*2:trunc(ih*1.1/2)*2:(ow-iw)/2:(oh-ih)/2:0x0a0a0a,\
+         pad=trunc(iw*1.3/2)*2:trunc(ih*1.35/2)*2:(ow-iw)/2:(oh-ih)/2:0x6b5a48,\
+         perspective=x0=W*0.08:y0=H*0.06:x1=W*0.95:y1=H*0.02:x2=W*0.03:y2=H*0.97:x3=W*0.9:y3=H*0.92:sense=destination,\
+         noise=alls=6:allf=t",
+        "-frames:v",
+        "1",
+        "-q:v",
+        "4",
+        photo.to_str().unwrap(),
+    ]);
+    let photo = image::open(&photo).unwrap();
+    let m = index_of(&app).search_image(&photo).best.expect("the photo is found");
+    assert_eq!(m.title, "Big Buck Bunny");
+    assert_eq!(m.tier, "screen", "{m:?}");
+    assert!(m.from - 0.5 <= 3.1 && 3.1 <= m.to + 0.5, "{m:?}");
+}
+
+#[tokio::test]
 async fn a_segment_of_an_older_index_format_is_reindexed_by_the_next_add() {
     let app = TestApp::new().await;
     let folder = library_folder();
@@ -292,4 +322,142 @@ async fn auto_answers_from_a_confident_library_match_without_paying_a_cloud_engi
     let r = res.json();
     assert_eq!((r["title"].as_str(), r["engine"].as_str()), (Some("Big Buck Bunny"), Some("library")));
     cloud.verify().await;
+}
+
+/// Runs ffmpeg with `inputs` (each a list of input arguments) joined by `filter` into `out`.
+fn compose(inputs: &[&[&str]], filter: &str, out: &Path) {
+    let mut args: Vec<&str> = Vec::new();
+    for input in inputs {
+        args.extend_from_slice(input);
+    }
+    args.extend_from_slice(&["-filter_complex", filter, "-an", out.to_str().unwrap()]);
+    ffmpeg(&args);
+}
+
+#[tokio::test]
+async fn a_still_of_a_static_shot_spans_the_whole_shot() {
+    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let frozen = dir.path().join("frozen.png");
+    let demo = demo_clip();
+    ffmpeg(&[
+        "-ss",
+        "2.6",
+        "-i",
+        demo.to_str().unwrap(),
+        "-frames:v",
+        "1",
+        "-vf",
+        "scale=320:240",
+        frozen.to_str().unwrap(),
+    ]);
+    // 2 s of motion, a 5 s shot of one picture under film grain (2 s to 7 s), 2 s of motion.
+    let video = dir.path().join("Static Shot (2001).mp4");
+    compose(
+        &[
+            &["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2"],
+            &["-loop", "1", "-framerate", "25", "-t", "5", "-i", frozen.to_str().unwrap()],
+            &["-f", "lavfi", "-i", "cellauto=s=320x240:rule=110:rate=25,trim=duration=2"],
+        ],
+        "[0:v]setsar=1[a];[1:v]setsar=1,noise=alls=6:allf=t[b];[2:v]setsar=1[c];[a][b][c]concat=n=3:v=1:a=0,format=yuv420p",
+        &video,
+    );
+    let report = index_of(&app).add_paths(std::slice::from_ref(&video), &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+
+    for at in [2.4, 4.3, 6.6] {
+        let still = still_at(&video, at, &dir.path().join("q.jpg"));
+        let m = index_of(&app).search_image(&still).best.unwrap_or_else(|| panic!("no match at {at}"));
+        assert_eq!(m.title, "Static Shot");
+        assert!(m.from <= 2.1 && m.to >= 6.8, "a still at {at} s spans the shot 2-7 s, not {}..{}", m.from, m.to);
+        assert!(m.from <= m.at && m.at <= m.to, "{m:?}");
+        assert!(m.also_in.is_empty(), "{m:?}");
+    }
+    // A still of the moving part is not stretched over the static shot.
+    let moving = index_of(&app).search_image(&still_at(&video, 1.0, &dir.path().join("q.jpg"))).best.unwrap();
+    assert!(moving.to < 2.0 && (moving.at - 1.0).abs() <= 0.5, "{moving:?}");
+}
+
+#[tokio::test]
+async fn a_scene_shared_by_two_episodes_names_both_and_the_public_result_no_files() {
+    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let demo = demo_clip();
+    let demo = demo.to_str().unwrap();
+    // The same 3 s of the demo clip after 2 s of another picture in one episode, before 2 s
+    // of another in the next (a recap).
+    let first = dir.path().join("Show - S01E01 - Pilot.mp4");
+    compose(
+        &[&["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=24:duration=2"], &["-ss", "1", "-t", "3", "-i", demo]],
+        "[0:v]setsar=1[a];[1:v]scale=320:240,fps=24,setsar=1[b];[a][b]concat=n=2:v=1:a=0,format=yuv420p",
+        &first,
+    );
+    let second = dir.path().join("Show - S01E02 - Recap.mp4");
+    compose(
+        &[
+            &["-ss", "1", "-t", "3", "-i", demo],
+            &["-f", "lavfi", "-i", "cellauto=s=320x240:rule=110:rate=24,trim=duration=2"],
+        ],
+        "[0:v]scale=320:240,fps=24,setsar=1[a];[1:v]setsar=1[b];[a][b]concat=n=2:v=1:a=0,format=yuv420p",
+        &second,
+    );
+    let report = index_of(&app).add_paths(&[dir.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (2, 0), "{report:?}");
+
+    // 2.6 s of the demo clip: 3.6 s into the first episode, 1.6 s into the second.
+    let still = still_at(Path::new(demo), 2.6, &dir.path().join("q.jpg"));
+    let m = index_of(&app).search_image(&still).best.expect("the shared scene matches");
+    assert_eq!(m.also_in.len(), 1, "{m:?}");
+    let other = &m.also_in[0];
+    let mut found: Vec<(Option<u32>, f64, f64, f64)> =
+        vec![(m.episode, m.from, m.at, m.to), (other.episode, other.from, other.at, other.to)];
+    found.sort_by_key(|f| f.0);
+    assert_eq!((found[0].0, found[1].0), (Some(1), Some(2)), "{m:?}");
+    for ((_, from, at, to), truth) in found.iter().zip([3.6, 1.6]) {
+        assert!(*from <= truth + 0.1 && truth - 0.1 <= *to, "{truth} outside {from}..{to}");
+        assert!((at - truth).abs() <= 0.5, "at {at}, truth {truth}");
+    }
+
+    // Through /api/identify: the other episode is listed by title and episode, never by file.
+    let res =
+        crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(&still), "library"))
+            .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let r = res.json();
+    assert_eq!(r["title"], "Show");
+    let also = r["alsoIn"].as_array().expect("alsoIn is a list");
+    assert_eq!(also.len(), 1, "{r}");
+    assert_eq!(also[0]["title"], "Show");
+    assert_eq!(also[0]["type"], "tv");
+    assert!(also[0]["episode"] == 1 || also[0]["episode"] == 2, "{}", also[0]);
+    assert_ne!(also[0]["episode"], r["episode"]);
+    assert!(also[0]["timestamp"]["at"].is_f64());
+    assert!(!res.text().contains(".mp4"), "file names stay on the server: {}", res.text());
+}
+
+#[tokio::test]
+async fn library_candidates_carry_the_time_range() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 2.6, &folder.path().join("q.jpg"));
+    let mut req = crate::identify_support::Upload::image(jpeg_bytes(&still), "library").request();
+    // `candidates=3` as one more form field, before the closing boundary.
+    let body = futures::executor::block_on(http_body_util::BodyExt::collect(req.body_mut())).unwrap().to_bytes();
+    let closing = b"------reelfind-test-boundary--";
+    let end = body.windows(closing.len()).rposition(|w| w == closing).unwrap();
+    let mut with = body[..end].to_vec();
+    with.extend_from_slice(
+        b"------reelfind-test-boundary\r\nContent-Disposition: form-data; name=\"candidates\"\r\n\r\n3\r\n",
+    );
+    with.extend_from_slice(&body[end..]);
+    *req.body_mut() = axum::body::Body::from(with);
+    let res = app.send(req).await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let c = res.json()["candidates"].clone();
+    assert_eq!(c[0]["title"], "Big Buck Bunny", "{c}");
+    let ts = &c[0]["timestamp"];
+    let (from, at, to) = (ts["from"].as_f64().unwrap(), ts["at"].as_f64().unwrap(), ts["to"].as_f64().unwrap());
+    assert!(from <= at && at <= to, "{ts}");
+    assert!((at - 2.6).abs() <= 0.5, "{ts}");
 }

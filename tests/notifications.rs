@@ -41,8 +41,9 @@ impl Browser {
     }
 }
 
+/// The push service fakes listen on 127.0.0.1 over plain http: allowed only here.
 async fn push_app() -> TestApp {
-    TestApp::with_env([("REELFIND_PUSH_ALLOW_HTTP", "true")]).await
+    TestApp::with_env([("REELFIND_PUSH_ALLOW_HTTP", "true"), ("REELFIND_OUTBOUND_ALLOW_PRIVATE", "true")]).await
 }
 
 async fn subscribe(app: &TestApp, browser: &Browser) -> crate::support::TestResponse {
@@ -195,6 +196,7 @@ async fn people_cannot_touch_each_others_subscriptions() {
     let res = app.post_json("/api/notifications/test", &json!({"type": "test"})).await;
     assert_eq!(res.status, 404);
     assert_eq!(res.json()["error"], "No active subscription found");
+    assert_eq!(res.json()["code"], "not_found");
 }
 
 #[tokio::test]
@@ -210,7 +212,7 @@ async fn test_notification_is_encrypted_and_signed_for_the_push_service() {
 
     let res = app.post_json("/api/notifications/test", &json!({"type": "test"})).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(res.json(), json!({"success": true, "sent": 1, "removed": 0, "failed": 0}));
+    assert_eq!(res.json(), json!({"success": true}));
 
     let requests = push.received_requests().await.unwrap();
     assert_eq!(requests.len(), 1);
@@ -265,9 +267,12 @@ async fn test_notification_is_encrypted_and_signed_for_the_push_service() {
 async fn vapid_subject_comes_from_env_or_contact_email() {
     let push = MockServer::start().await;
     Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).mount(&push).await;
-    let app =
-        TestApp::with_env([("REELFIND_PUSH_ALLOW_HTTP", "true"), ("VAPID_SUBJECT", "https://ops.example/contact")])
-            .await;
+    let app = TestApp::with_env([
+        ("REELFIND_PUSH_ALLOW_HTTP", "true"),
+        ("REELFIND_OUTBOUND_ALLOW_PRIVATE", "true"),
+        ("VAPID_SUBJECT", "https://ops.example/contact"),
+    ])
+    .await;
     register(&app, "zed", "secret1").await;
     subscribe(&app, &Browser::new(format!("{}/p/1", push.uri()))).await;
     app.post_json("/api/notifications/test", &json!({})).await;
@@ -293,7 +298,7 @@ async fn gone_subscriptions_are_removed_and_others_kept() {
     }
     let res = app.post_json("/api/notifications/test", &json!({"type": "test"})).await;
     assert_eq!(res.status, 200, "{}", res.text());
-    assert_eq!(res.json(), json!({"success": true, "sent": 1, "removed": 2, "failed": 1}));
+    assert_eq!(res.json(), json!({"success": true}), "how each push service answered is not told");
     assert_eq!(push.received_requests().await.unwrap().len(), 4);
     let left: Vec<String> = reelfind::entities::push_subscription::Entity::find()
         .all(&app.db)
@@ -323,7 +328,87 @@ async fn only_gone_subscriptions_answer_no_active_subscription_and_failures_answ
     subscribe(&app, &Browser::new(format!("{}/down", push.uri()))).await;
     let res = app.post_json("/api/notifications/test", &json!({"type": "test"})).await;
     assert_eq!(res.status, 502);
+    assert_eq!(
+        res.json(),
+        json!({"error": "The test notification could not be delivered. Please try again later.",
+               "message": "The test notification could not be delivered. Please try again later.",
+               "code": "delivery_failed"})
+    );
     assert_eq!(app.get("/api/notifications/status").await.json()["subscriptionCount"], 1, "kept for a retry");
+}
+
+#[tokio::test]
+async fn a_push_endpoint_that_redirects_to_127_0_0_1_is_never_followed() {
+    let inside = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).mount(&inside).await;
+    let push = MockServer::start().await;
+    for status in [301, 302, 307, 308] {
+        Mock::given(method("POST"))
+            .and(path(format!("/r{status}")))
+            .respond_with(
+                ResponseTemplate::new(status).insert_header("location", format!("{}/admin/secret", inside.uri())),
+            )
+            .mount(&push)
+            .await;
+    }
+    let app = push_app().await;
+    register(&app, "rita", "secret1").await;
+    for status in [301, 302, 307, 308] {
+        subscribe(&app, &Browser::new(format!("{}/r{status}", push.uri()))).await;
+    }
+    let res = app.post_json("/api/notifications/test", &json!({"type": "test"})).await;
+    assert_eq!(res.status, 502, "{}", res.text());
+    assert_eq!(push.received_requests().await.unwrap().len(), 4);
+    assert!(inside.received_requests().await.unwrap().is_empty(), "no redirect was followed");
+}
+
+#[tokio::test]
+async fn without_the_local_testing_flag_loopback_endpoints_are_never_reached() {
+    let inside = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).mount(&inside).await;
+    let app = TestApp::with_env([("REELFIND_PUSH_ALLOW_HTTP", "true")]).await;
+    register(&app, "sven", "secret1").await;
+    // Written as an address, it is refused when the browser sends it.
+    let res = subscribe(&app, &Browser::new(format!("{}/x", inside.uri()))).await;
+    assert_eq!(res.status, 422);
+    assert_eq!(res.json()["error"], "subscription.endpoint must be a public push service");
+    // A stored endpoint whose name resolves to this machine is refused when sending.
+    let port = inside.address().port();
+    let me = reelfind::entities::user::Entity::find().one(&app.db).await.unwrap().unwrap();
+    let b = Browser::new(format!("http://localhost:{port}/x"));
+    let sub = b.subscription();
+    use sea_orm::{ActiveModelTrait, Set};
+    reelfind::entities::push_subscription::ActiveModel {
+        user_id: Set(me.id),
+        endpoint: Set(b.endpoint.clone()),
+        p256dh: Set(sub["keys"]["p256dh"].as_str().unwrap().to_owned()),
+        auth: Set(sub["keys"]["auth"].as_str().unwrap().to_owned()),
+        device_info: Set(None),
+        created_at: Set(chrono::Utc::now()),
+        last_success_at: Set(None),
+        ..Default::default()
+    }
+    .insert(&app.db)
+    .await
+    .unwrap();
+    let res = app.post_json("/api/notifications/test", &json!({"type": "test"})).await;
+    assert_eq!(res.status, 502, "{}", res.text());
+    assert!(inside.received_requests().await.unwrap().is_empty(), "localhost was never contacted");
+}
+
+#[tokio::test]
+async fn test_notifications_are_throttled() {
+    let push = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(ResponseTemplate::new(201)).mount(&push).await;
+    let app = push_app().await;
+    register(&app, "tess", "secret1").await;
+    subscribe(&app, &Browser::new(format!("{}/t", push.uri()))).await;
+    let mut statuses = Vec::new();
+    for _ in 0..6 {
+        statuses.push(app.post_json("/api/notifications/test", &json!({"type": "test"})).await.status.as_u16());
+    }
+    assert_eq!(statuses, vec![200, 200, 200, 200, 200, 429]);
+    assert_eq!(push.received_requests().await.unwrap().len(), 5);
 }
 
 #[tokio::test]

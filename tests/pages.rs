@@ -1,7 +1,6 @@
 //! The public pages: status, title, description, canonical, headings, footer, FAQ, JSON-LD.
 use axum::body::Body;
 use axum::http::Request;
-use reelfind::auth::CurrentUser;
 use serde_json::Value;
 
 use crate::support::{ORIGIN, TestApp, TestResponse};
@@ -226,8 +225,8 @@ async fn history_shell_depends_on_the_signed_in_user() {
     assert_eq!(res.count("[data-island=History]"), 0);
     assert_eq!(res.select_attr("meta[name=robots]", "content").as_deref(), Some("noindex"));
 
-    let user = CurrentUser { id: 1, username: "ada".into(), email: "ada@example.com".into(), role: "user".into() };
-    let res = app.send(Request::get("/history").extension(user).body(Body::empty()).unwrap()).await;
+    let ada = app.person("ada").await;
+    let res = app.send_as(Some(&ada), Request::get("/history").body(Body::empty()).unwrap()).await;
     assert_eq!(res.status, 200);
     assert_eq!(res.count("[data-island=History]"), 1);
     assert_eq!(res.count("[data-island=History] .skeleton-card"), 8);
@@ -277,4 +276,37 @@ async fn robots_and_sitemap_use_the_public_url() {
         assert!(xml.contains(&format!("<loc>http://localhost:3000{loc}</loc>")), "sitemap lacks {loc}:\n{xml}");
     }
     assert!(xml.contains("<lastmod>2026-10-13</lastmod>"), "{xml}");
+}
+
+/// One way to mount an island: the `island` macro of `templates/macros.html`, which takes
+/// the name and props from the page's `Island`. A hand-written mount elsewhere fails here.
+#[test]
+fn every_island_mount_goes_through_the_macro() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "html") {
+                out.push(p);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("templates");
+    let mut files = Vec::new();
+    walk(&root, &mut files);
+    let mut mounts = 0;
+    let mut by_hand = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        mounts += text.matches("{% call m::island(").count();
+        if f.ends_with("macros.html") {
+            continue;
+        }
+        if text.contains("data-island=") {
+            by_hand.push(f.display().to_string());
+        }
+    }
+    assert!(by_hand.is_empty(), "island mounts written by hand: {by_hand:?}");
+    assert!(mounts >= 11, "the pages mount their islands through the macro ({mounts} found)");
 }

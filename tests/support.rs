@@ -10,7 +10,6 @@ use http_body_util::BodyExt;
 use reelfind::config::{Config, Env};
 use reelfind::state::AppState;
 use sea_orm::{ConnectionTrait, DatabaseConnection};
-use tokio::sync::OnceCell;
 use tower::ServiceExt;
 
 pub const ORIGIN: &str = "http://localhost:3000";
@@ -21,6 +20,8 @@ pub struct TestApp {
     pub db: DatabaseConnection,
     cookies: Mutex<HashMap<String, String>>,
     _data_dir: tempfile::TempDir,
+    /// Last, so the app's own handles on the database go first.
+    _test_db: TestDb,
 }
 
 pub struct TestResponse {
@@ -69,44 +70,134 @@ impl TestResponse {
     }
 }
 
+/// A database for one test: SQLite in memory, or a PostgreSQL database of its own that is
+/// dropped when this is dropped (the test's end, passed or failed). Derefs to the connection.
+pub struct TestDb {
+    pub conn: DatabaseConnection,
+    _pg: Option<PgDatabase>,
+}
+
+impl std::ops::Deref for TestDb {
+    type Target = DatabaseConnection;
+    fn deref(&self) -> &DatabaseConnection {
+        &self.conn
+    }
+}
+
 /// A fresh, migrated database for one test.
-pub async fn fresh_db() -> DatabaseConnection {
-    match std::env::var("TEST_DATABASE_URL").ok().filter(|s| !s.is_empty()) {
-        None => {
-            let db = reelfind::db::connect("sqlite::memory:").await.expect("sqlite");
-            reelfind::db::migrate(&db).await.expect("migrate");
-            db
-        }
+pub async fn fresh_db() -> TestDb {
+    let db = empty_db().await;
+    reelfind::db::migrate(&db.conn).await.expect("migrate");
+    db
+}
+
+/// A fresh database with no tables yet (for tests of the migrations themselves).
+pub async fn empty_db() -> TestDb {
+    match pg_url() {
+        None => TestDb { conn: reelfind::db::connect("sqlite::memory:").await.expect("sqlite"), _pg: None },
         Some(admin_url) => {
-            static CLEANED: OnceCell<()> = OnceCell::const_new();
-            let admin = reelfind::db::connect(&admin_url).await.expect("postgres admin connection");
-            CLEANED
-                .get_or_init(|| async {
-                    // Databases left by an earlier run of this binary (one binary runs at a time).
-                    let rows = admin
-                        .query_all_raw(sea_orm::Statement::from_string(
-                            sea_orm::DatabaseBackend::Postgres,
-                            "SELECT datname FROM pg_database WHERE datname LIKE 'reelfind_t_%'",
-                        ))
-                        .await
-                        .expect("list databases");
-                    for row in rows {
-                        let name: String = row.try_get("", "datname").unwrap();
-                        let _ =
-                            admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await;
-                    }
-                })
-                .await;
-            let name = format!("reelfind_t_{}", uuid::Uuid::new_v4().simple());
-            admin.execute_unprepared(&format!("CREATE DATABASE \"{name}\"")).await.expect("create database");
-            admin.close().await.ok();
-            let mut url = url::Url::parse(&admin_url).expect("TEST_DATABASE_URL");
-            url.set_path(&format!("/{name}"));
-            let db = reelfind::db::connect(url.as_str()).await.expect("postgres test database");
-            reelfind::db::migrate(&db).await.expect("migrate");
-            db
+            let pg = empty_pg_database(&admin_url).await;
+            let conn = reelfind::db::connect(&pg.url).await.expect("postgres test database");
+            TestDb { conn, _pg: Some(pg) }
         }
     }
+}
+
+/// A database migrated up to, not including, the migration `name`, holding one user `ada`
+/// (raw SQL: the entities describe the newest schema, not that one); returns it and ada's id.
+pub async fn db_before_migration(name: &str) -> (TestDb, i64) {
+    use migration::{Migrator, MigratorTrait};
+    use sea_orm::ConnectionTrait;
+
+    let test_db = empty_db().await;
+    let db = &test_db.conn;
+    let before = Migrator::migrations().iter().position(|m| m.name() == name).expect("the migration");
+    Migrator::up(db, Some(before as u32)).await.unwrap();
+    db.execute_unprepared(
+        "INSERT INTO users (username, email, role, email_verified, created_at, updated_at) \
+         VALUES ('ada', 'ada@example.com', 'user', false, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)",
+    )
+    .await
+    .unwrap();
+    let ada: i64 = db
+        .query_one_raw(sea_orm::Statement::from_string(db.get_database_backend(), "SELECT id FROM users"))
+        .await
+        .unwrap()
+        .unwrap()
+        .try_get("", "id")
+        .unwrap();
+    (test_db, ada)
+}
+
+/// A PostgreSQL database made for one test (`reelfind_t_{unix seconds}_{uuid}`), dropped
+/// with `FORCE` (which ends the sessions still open on it) when this is dropped. Each is
+/// about 8 MB once migrated; a run makes hundreds.
+pub struct PgDatabase {
+    pub url: String,
+    name: String,
+    admin_url: String,
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let (admin_url, name) = (self.admin_url.clone(), self.name.clone());
+        // Drop cannot await, and the test's own runtime may be the current-thread one that
+        // is running this very drop: a short-lived thread with its own runtime does the work.
+        let dropped = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+            rt.block_on(async {
+                let admin = reelfind::db::connect(&admin_url).await.map_err(|e| e.to_string())?;
+                let res = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await;
+                admin.close().await.ok();
+                res.map(|_| ()).map_err(|e| e.to_string())
+            })
+        })
+        .join();
+        if let Ok(Err(e)) = dropped {
+            // Not a test failure: the sweep in `empty_pg_database` removes it within hours.
+            eprintln!("could not drop test database {}: {e}", self.name);
+        }
+    }
+}
+
+/// A new, empty PostgreSQL database on the server of `admin_url`, dropped when the returned
+/// guard is. Its name carries its creation time (`reelfind_t_{unix seconds}_{uuid}`) for the
+/// sweep of databases left by runs that died (killed before their drops ran): the server may
+/// be shared by several test runs at once, so the sweep drops only databases older than
+/// three hours, never one a running test may still use.
+pub async fn empty_pg_database(admin_url: &str) -> PgDatabase {
+    static CLEANED: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    let admin = reelfind::db::connect(admin_url).await.expect("postgres admin connection");
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    CLEANED
+        .get_or_init(|| async {
+            let rows = admin
+                .query_all_raw(sea_orm::Statement::from_string(
+                    sea_orm::DatabaseBackend::Postgres,
+                    "SELECT datname FROM pg_database WHERE datname LIKE 'reelfind\\_t\\_%'",
+                ))
+                .await
+                .expect("list databases");
+            for row in rows {
+                let name: String = row.try_get("", "datname").unwrap();
+                let created = name.split('_').nth(2).and_then(|t| t.parse::<u64>().ok());
+                if created.is_some_and(|t| t + 3 * 3600 < now) {
+                    let _ = admin.execute_unprepared(&format!("DROP DATABASE IF EXISTS \"{name}\" WITH (FORCE)")).await;
+                }
+            }
+        })
+        .await;
+    let name = format!("reelfind_t_{now}_{}", uuid::Uuid::new_v4().simple());
+    admin.execute_unprepared(&format!("CREATE DATABASE \"{name}\"")).await.expect("create database");
+    admin.close().await.ok();
+    let mut url = url::Url::parse(admin_url).expect("TEST_DATABASE_URL");
+    url.set_path(&format!("/{name}"));
+    PgDatabase { url: url.to_string(), name, admin_url: admin_url.to_owned() }
+}
+
+/// `TEST_DATABASE_URL`, when set.
+pub fn pg_url() -> Option<String> {
+    std::env::var("TEST_DATABASE_URL").ok().filter(|s| !s.is_empty())
 }
 
 impl TestApp {
@@ -125,10 +216,11 @@ impl TestApp {
         ];
         env.extend(pairs.into_iter().map(|(k, v)| (k.into(), v.into())));
         let config = Config::from_env(&Env::from_pairs(env)).expect("config");
-        let db = fresh_db().await;
+        let test_db = fresh_db().await;
+        let db = test_db.conn.clone();
         let state = AppState::new(db.clone(), config).expect("state");
         let router = reelfind::app::build_router(state.clone());
-        Self { router, state, db, cookies: Mutex::new(HashMap::new()), _data_dir: data_dir }
+        Self { router, state, db, cookies: Mutex::new(HashMap::new()), _data_dir: data_dir, _test_db: test_db }
     }
 
     pub fn data_dir(&self) -> &std::path::Path {
@@ -192,7 +284,93 @@ impl TestApp {
         self.cookies.lock().unwrap().get(name).cloned()
     }
 
+    /// Puts a cookie in the jar, as if the server had set it.
+    pub fn set_cookie(&self, name: &str, value: &str) {
+        self.cookies.lock().unwrap().insert(name.to_owned(), value.to_owned());
+    }
+
     pub fn clear_cookies(&self) {
         self.cookies.lock().unwrap().clear();
+    }
+}
+
+/// Someone with an account and a session of their own (see [`TestApp::person`]).
+#[derive(Clone, Debug)]
+pub struct Person {
+    pub id: i64,
+    pub username: String,
+    session: String,
+}
+
+/// What people do, as tests say it: `app.register("ada", "secret1")`, `app.admin("root")`.
+/// Each goes through the same routes a browser uses, and the session lands in the jar.
+impl TestApp {
+    /// Signs up through `POST /api/register` with the email `{username}@example.com`.
+    pub async fn register(&self, username: &str, password: &str) -> TestResponse {
+        self.post_json(
+            "/api/register",
+            &serde_json::json!({ "username": username, "email": format!("{username}@example.com"), "password": password }),
+        )
+        .await
+    }
+
+    /// Signs in through `POST /api/login`.
+    pub async fn sign_in(&self, username: &str, password: &str) -> TestResponse {
+        self.post_json("/api/login", &serde_json::json!({ "username": username, "password": password })).await
+    }
+
+    /// Creates the verified administrator `username` (password `admin-pass`; there is no
+    /// public way to become one) and signs in as them.
+    pub async fn admin(&self, username: &str) {
+        reelfind::services::users::create(
+            &self.db,
+            reelfind::services::users::NewUser {
+                username,
+                email: &format!("{username}@example.com"),
+                password: Some("admin-pass"),
+                role: reelfind::entities::user::Role::Admin,
+                email_verified: true,
+            },
+        )
+        .await
+        .unwrap();
+        let res = self.sign_in(username, "admin-pass").await;
+        assert_eq!(res.status, 200, "admin sign-in: {}", res.text());
+    }
+
+    /// Signs up `username` (password `secret123`) through the sign-up route, as a person
+    /// would, and keeps their session aside (the jar is left as it was), so a test can act
+    /// as several people: see [`TestApp::send_as`].
+    pub async fn person(&self, username: &str) -> Person {
+        let before = self.cookie(reelfind::auth::SESSION_COOKIE);
+        let res = self.register(username, "secret123").await;
+        assert!(res.status.is_success(), "sign-up of {username}: {}", res.text());
+        let session = self.cookie(reelfind::auth::SESSION_COOKIE).expect("a sign-up signs in");
+        self.put_session(before);
+        let id = res.json()["id"].as_i64().expect("the new account's id");
+        Person { id, username: username.to_owned(), session }
+    }
+
+    /// Sends `req` from `person`'s browser (their session cookie), or signed out (`None`);
+    /// the jar's own session is back in place afterwards.
+    pub async fn send_as(&self, person: Option<&Person>, req: Request<Body>) -> TestResponse {
+        let before = self.cookie(reelfind::auth::SESSION_COOKIE);
+        self.put_session(person.map(|p| p.session.clone()));
+        let res = self.send(req).await;
+        self.put_session(before);
+        res
+    }
+
+    fn put_session(&self, session: Option<String>) {
+        let mut jar = self.cookies.lock().unwrap();
+        match session {
+            Some(s) => jar.insert(reelfind::auth::SESSION_COOKIE.to_owned(), s),
+            None => jar.remove(reelfind::auth::SESSION_COOKIE),
+        };
+    }
+
+    /// Sends an identification (`POST /api/identify`, multipart, as the uploader does).
+    pub async fn upload(&self, upload: &crate::identify_support::Upload<'_>) -> TestResponse {
+        self.send(upload.request()).await
     }
 }

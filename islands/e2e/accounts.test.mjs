@@ -73,7 +73,11 @@ describe("accounts", () => {
     const link = await mailedLink();
     assert.ok(link.startsWith(`${app.url}/verify-email/`), link);
     await page.goto(link);
-    await page.getByRole("heading", { name: "Email Verified!" }).waitFor();
+    // Success, or the island's error (whose words the failure should carry), whichever comes.
+    const done = page.getByRole("heading", { name: "Email Verified!" }).or(page.locator(".verify-error"));
+    await done.first().waitFor({ timeout: 60_000 });
+    const failed = await page.locator(".verify-error").count();
+    assert.equal(failed, 0, `verification failed: ${failed ? await page.locator(".verify-error").innerText() : ""}`);
     await app.screenshot(page, "verified-390");
     await Promise.all([page.waitForURL(`${app.url}/auth`), page.getByRole("link", { name: "Continue to Login" }).click()]);
 

@@ -12,7 +12,11 @@
 //   app.dataDir                            // the temp REELFIND_DATA_DIR (mail outbox: dataDir/outbox)
 //   app.serverLog()                        // everything the server printed so far
 //   await app.cli(["user", "create", ...], "stdin text")   // runs the binary with the same env
-//   const page = await app.newPage({ width: 390 })  // new context (own cookies/storage);
+//   const page = await app.newPage({ width: 390 })  // new context (own cookies/storage, and its
+//                                          // own client address: the server trusts X-Forwarded-For
+//                                          // here and each context sends a different one, so
+//                                          // per-address limits such as the guest's one free
+//                                          // identification apply per context, as per visitor);
 //                                          // width defaults to 1280, height to 900 (844 at <=480);
 //                                          // also colorScheme, reducedMotion, javaScriptEnabled
 //   page.consoleErrors                     // console errors and uncaught page errors, as strings
@@ -108,6 +112,7 @@ export async function startApp({ env = {} } = {}) {
     DATABASE_URL: `sqlite://${path.join(dataDir, "reelfind.db")}?mode=rwc`,
     REELFIND_ASSETS_DIR: path.join(repoRoot, "assets"),
     RUST_LOG: process.env.RUST_LOG || "warn",
+    REELFIND_TRUST_PROXY: "true",
     ...env,
   };
   let output = "";
@@ -127,6 +132,7 @@ export async function startApp({ env = {} } = {}) {
   }
 
   const contexts = new Set();
+  let visitors = 0;
 
   return {
     url,
@@ -141,6 +147,8 @@ export async function startApp({ env = {} } = {}) {
         reducedMotion,
         javaScriptEnabled,
         isMobile: false,
+        // A documentation-range address per context (198.51.100.0/24, then 203.0.113.0/24).
+        extraHTTPHeaders: { "x-forwarded-for": ++visitors < 255 ? `198.51.100.${visitors}` : `203.0.113.${visitors % 255}` },
       });
       contexts.add(context);
       const page = await context.newPage();

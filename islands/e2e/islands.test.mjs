@@ -100,6 +100,65 @@ describe("islands runtime", () => {
     app.assertNoConsoleErrors(page, { allow: [/Demo island failure/] });
   });
 
+  test("/test runs its API and interactivity checks at 1280px and 390px", async () => {
+    for (const width of [1280, 390]) {
+      const page = await app.newPage({ width });
+      await page.goto(`${app.url}/test`);
+      const island = page.locator('[data-island="TestPage"]');
+      // The server HTML is the island's first view (its buttons disabled) with the
+      // no-JavaScript note hidden; the island replaces both (the note used to stay for good).
+      assert.equal(await island.getByText("JavaScript is off").isVisible(), false);
+      await page.locator('[data-island="TestPage"][data-island-state="mounted"]').waitFor();
+      // React commits the island's first render a moment after the runtime marks it mounted.
+      await island.getByText("JavaScript is off").waitFor({ state: "detached" });
+      assert.equal(await island.getByRole("button", { name: "Test API Connection" }).isEnabled(), true);
+
+      await island.getByRole("button", { name: "Test API Connection" }).click();
+      const health = island.locator('[data-check="health"]');
+      const settings = island.locator('[data-check="settings"]');
+      await island.locator('[data-check="health"][data-outcome="ok"]').waitFor();
+      await island.locator('[data-check="settings"][data-outcome="ok"]').waitFor();
+      assert.match(await health.textContent(), /OK.*HTTP 200, \d+ ms\. Healthy/);
+      assert.match(await settings.textContent(), /OK.*HTTP 200, \d+ ms\. Site name: Reelfind/);
+
+      await island.getByRole("button", { name: "Test Interactivity" }).click();
+      await island.getByText("Working: 1 click handled.").waitFor();
+      await page.getByRole("status").filter({ hasText: "Interactivity works" }).waitFor();
+      await island.getByRole("button", { name: "Test Interactivity" }).press("Enter");
+      await island.getByText("Working: 2 clicks handled.").waitFor();
+      await app.assertAccessible(page, { include: "[data-island=TestPage]" });
+      await app.screenshot(page, `test-page-${width}`);
+      app.assertNoConsoleErrors(page);
+    }
+  });
+
+  test("without JavaScript, /test and /pwa-settings show their note instead of the skeleton", async () => {
+    const page = await app.newPage({ width: 390, javaScriptEnabled: false });
+    for (const [path, name, note] of [
+      ["/test", "TestPage", "JavaScript is off"],
+      ["/pwa-settings", "PwaSettings", "These settings need JavaScript"],
+    ]) {
+      await page.goto(`${app.url}${path}`);
+      const island = page.locator(`[data-island="${name}"]`);
+      assert.equal(await island.getByText(note).isVisible(), true, path);
+      assert.equal(await island.locator(".js-skeleton").isVisible(), false, path);
+    }
+  });
+
+  test("/test says when the API does not answer", async () => {
+    const page = await app.newPage({ width: 1280 });
+    await page.route(`${app.url}/api/settings`, (route) => route.fulfill({ status: 503, body: "down" }));
+    await page.goto(`${app.url}/test`);
+    const island = page.locator('[data-island="TestPage"]');
+    await island.getByRole("button", { name: "Test API Connection" }).click();
+    await island.locator('[data-check="health"][data-outcome="ok"]').waitFor();
+    const settings = island.locator('[data-check="settings"][data-outcome="failed"]');
+    await settings.waitFor();
+    assert.match(await settings.textContent(), /Failed.*HTTP 503/);
+    // Only the 503 we caused may show in the console.
+    app.assertNoConsoleErrors(page, { allow: [/status of 503/] });
+  });
+
   test("the debug overlay appears with ?debug=true and ?vitals=true", async () => {
     const page = await app.newPage({ width: 1280 });
     await page.goto(`${app.url}/?debug=true`);

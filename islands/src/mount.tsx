@@ -4,7 +4,8 @@
  * inside the provider and the error boundary of SPEC "Layout".
  */
 import { QueryClientProvider } from "@tanstack/react-query";
-import { StrictMode, type ComponentType } from "react";
+import { StrictMode, startTransition, type ComponentType } from "react";
+import { flushSync } from "react-dom";
 import { createRoot, type Root } from "react-dom/client";
 import { ErrorBoundary } from "./lib/ErrorBoundary";
 import { createQueryClient } from "./lib/query";
@@ -13,20 +14,33 @@ export const queryClient = createQueryClient();
 
 const roots = new Map<HTMLElement, Root>();
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export function mount(el: HTMLElement, name: string, Island: ComponentType<any>, props: Record<string, unknown>): void {
+/**
+ * Renders an island into its mark. Normally in a transition: it renders in small slices that
+ * yield to the browser, so mounting never blocks input for long. `sync` renders at once, for
+ * an island taking over server HTML the visitor is using (nothing may change in between).
+ */
+export function mount(
+  el: HTMLElement,
+  name: string,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  Island: ComponentType<any>,
+  props: Record<string, unknown>,
+  { sync = false }: { sync?: boolean } = {},
+): void {
   roots.get(el)?.unmount();
   const root = createRoot(el, { identifierPrefix: `${name}-` });
   roots.set(el, root);
-  root.render(
+  const tree = (
     <StrictMode>
       <QueryClientProvider client={queryClient}>
         <ErrorBoundary source={`island:${name}`}>
           <Island {...props} />
         </ErrorBoundary>
       </QueryClientProvider>
-    </StrictMode>,
+    </StrictMode>
   );
+  if (sync) flushSync(() => root.render(tree));
+  else startTransition(() => root.render(tree));
 }
 
 export function unmount(el: HTMLElement): void {

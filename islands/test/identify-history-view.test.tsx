@@ -1,6 +1,6 @@
 import { QueryClientProvider } from "@tanstack/react-query";
 import { cleanup, fireEvent, render, screen, waitFor } from "@testing-library/react";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import History from "../src/islands/History";
 import { createQueryClient } from "../src/lib/query";
 import { getToasts, resetToasts } from "../src/lib/toast";
@@ -32,6 +32,11 @@ function mockFetch(handler: (url: string, init?: RequestInit) => Response | Prom
   return fn;
 }
 const ok = (b: unknown) => new Response(JSON.stringify(b), { status: 200 });
+
+// The island loads the result view lazily. Vitest compiles a module on its first import, so
+// the first test to open it would otherwise spend its wait on compiling the view and its tabs
+// (seconds on a busy machine) rather than on what the island does.
+beforeAll(() => import("../src/identify/ResultView"), 30_000);
 
 function renderHistory() {
   const client = createQueryClient();

@@ -116,6 +116,14 @@ describe("identify errors: messages and error view (SPEC section 8)", () => {
     expect(f.message).toContain("OPENAI_API_KEY");
   });
 
+  it("a 429 or 503 keeps the wait the server asked for, bounded", () => {
+    expect(describeFailure(api(429, { message: "Slow down", retryAfter: 42 })).retryAfter).toBe(42);
+    expect(describeFailure(api(503, { message: "Busy", retryAfter: 2.2 })).retryAfter).toBe(3);
+    expect(describeFailure(api(503, { message: "Busy", retryAfter: 99999 })).retryAfter).toBe(3600);
+    expect(describeFailure(api(429, { message: "Slow down", retryAfter: "soon" })).retryAfter).toBe(0);
+    expect(describeFailure(api(400, { message: "Bad", retryAfter: 5 })).retryAfter).toBe(0);
+  });
+
   it("a 403 with requiresAuth is the guest limit, not an error view", () => {
     expect(describeFailure(api(403, { requiresAuth: true, message: "Sign in" })).requiresAuth).toBe(true);
     expect(describeFailure(api(403, { message: "Forbidden" })).requiresAuth).toBe(false);

@@ -87,6 +87,31 @@ describe("ResultView", () => {
     expect(screen.getByRole("link", { name: /More streaming options/ }).getAttribute("href")).toBe("https://example.test/watch");
   });
 
+  it("describes a long matched shot as a shot and lists the other titles the scene is in", () => {
+    routeFetch({ "/api/analytics/track": () => new Response(null, { status: 204 }) });
+    const shared: IdentificationResult = {
+      ...full,
+      type: "tv",
+      title: "Show",
+      season: 1,
+      episode: 1,
+      timestamp: { from: 0, at: 3.3, to: 4.96 },
+      alsoIn: [
+        { title: "Show", type: "tv", season: 1, episode: 2, timestamp: { from: 61, at: 62.5, to: 64 } },
+        { title: "Show: The Movie", type: "movie", year: 2021, timestamp: { from: 10, at: 10, to: 10 } },
+      ],
+    };
+    wrap(<ResultView result={shared} backLabel="Identify Another" onBack={() => {}} />);
+    expect(screen.getByText(/Found at 0:03/).textContent).toContain("Found at 0:03 (in the shot from 0:00 to 0:04)");
+    const also = screen.getByText(/The same scene is also in/);
+    expect(also.textContent).toBe("The same scene is also in Show S01E02 at 1:02, Show: The Movie (2021) at 0:10.");
+    cleanup();
+    // A moment, not a shot: no range.
+    wrap(<ResultView result={{ ...full, timestamp: { from: 12, at: 12.4, to: 12.9 } }} backLabel="Back" onBack={() => {}} />);
+    expect(screen.getByText(/Found at 0:12/).textContent).not.toContain("shot");
+    expect(screen.queryByText(/also in/)).toBeNull();
+  });
+
   it("has an ARIA tablist: Overview first, arrows move, limits of 12 cast and 12 similar, 5 awards coloured", () => {
     routeFetch({ "/api/analytics/track": () => new Response(null, { status: 204 }) });
     wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);
@@ -184,6 +209,22 @@ describe("ResultView", () => {
     const body = JSON.parse(String(call[1]?.body));
     expect(body).toMatchObject({ action: "click_streaming_link", resourceType: "identification", resourceId: "id-1" });
     expect(body.metadata).toMatchObject({ title: "The Matrix", platform: "Netflix" });
+  });
+});
+
+describe("ResultView sharing for the owner", () => {
+  it("offers Stop Sharing only to the owner, and Share turns the link back on", async () => {
+    const fetchMock = routeFetch({ "/api/identification/id-1/sharing": json({ shared: false }) });
+    wrap(<ResultView result={{ ...full, isOwner: true, shared: true }} backLabel="Back" onBack={() => {}} />);
+    fireEvent.click(screen.getByRole("button", { name: "Stop Sharing" }));
+    await waitFor(() => expect(getToasts()[0]?.title).toBe("Link turned off"));
+    const call = fetchMock.mock.calls.find(([u]) => String(u).includes("/sharing"))!;
+    expect(call[1]?.method).toBe("PUT");
+    expect(JSON.parse(String(call[1]?.body))).toEqual({ shared: false });
+    expect(screen.queryByRole("button", { name: "Stop Sharing" })).toBeNull();
+    cleanup();
+    wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);
+    expect(screen.queryByRole("button", { name: "Stop Sharing" })).toBeNull();
   });
 });
 
@@ -290,5 +331,36 @@ describe("Uploader", () => {
     expect(screen.getByRole("link", { name: "Continue with Account" }).getAttribute("href")).toBe("/auth");
     expect(open).not.toHaveBeenCalled();
     expect(fetchMock.mock.calls.some(([u]) => String(u).includes("/api/identify"))).toBe(false);
+  });
+});
+
+describe("ErrorView after a busy or rate-limited answer", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    cleanup();
+  });
+
+  it("Try Again counts down the wait the server asked for, then works", async () => {
+    vi.useFakeTimers();
+    const { ErrorView } = await import("../src/identify/ErrorView");
+    const { describeFailure } = await import("../src/identify/errors");
+    const { ApiError } = await import("../src/lib/api");
+    const failure = describeFailure(new ApiError(503, "Service Unavailable", JSON.stringify({ message: "Busy", retryAfter: 3 })));
+    const onRetry = vi.fn();
+    render(<ErrorView failure={failure} onRetry={onRetry} onReset={() => {}} />);
+    const button = screen.getByRole("button", { name: "Try Again in 3 s" });
+    expect(button).toHaveProperty("disabled", true);
+    expect(screen.getByText("The server asked to wait 3 seconds before the next try.")).toBeTruthy();
+    await act(async () => {
+      vi.advanceTimersByTime(1000);
+    });
+    expect(screen.getByRole("button", { name: "Try Again in 2 s" })).toBeTruthy();
+    await act(async () => {
+      vi.advanceTimersByTime(2000);
+    });
+    const ready = screen.getByRole("button", { name: "Try Again" });
+    expect(ready).toHaveProperty("disabled", false);
+    fireEvent.click(ready);
+    expect(onRetry).toHaveBeenCalledOnce();
   });
 });

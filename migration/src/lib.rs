@@ -8,6 +8,14 @@ mod m20261122_300001_blog_seed;
 mod m20261122_400000_identify;
 mod m20261122_500000_collections;
 mod m20261122_510000_push;
+mod m20261201_100000_testimonial_moderation;
+mod m20261201_200000_rate_limits;
+mod m20261201_210000_blog_studio;
+mod m20261201_300000_identification_sharing;
+mod m20261201_400000_insight;
+mod m20261201_410000_account_trust;
+mod m20261202_100000_api_keys;
+mod m20261203_100000_single_use_tokens;
 
 pub struct Migrator;
 
@@ -22,6 +30,14 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_400000_identify::Migration),
             Box::new(m20261122_500000_collections::Migration),
             Box::new(m20261122_510000_push::Migration),
+            Box::new(m20261201_100000_testimonial_moderation::Migration),
+            Box::new(m20261201_200000_rate_limits::Migration),
+            Box::new(m20261201_210000_blog_studio::Migration),
+            Box::new(m20261201_300000_identification_sharing::Migration),
+            Box::new(m20261201_400000_insight::Migration),
+            Box::new(m20261201_410000_account_trust::Migration),
+            Box::new(m20261202_100000_api_keys::Migration),
+            Box::new(m20261203_100000_single_use_tokens::Migration),
         ]
     }
 }

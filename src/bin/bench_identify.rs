@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use axum::body::Body;
 use axum::http::{Request, header};
-use reelfind::auth::CurrentUser;
 use reelfind::config::{Config, Env};
+use reelfind::entities::user::Role;
 use reelfind::identify::{Candidate, Engine, EngineAnswer, EngineError, EngineId, Sample, TitleKind};
+use reelfind::services::users::CurrentUser;
 use reelfind::state::AppState;
 use sea_orm::ConnectionTrait;
 use tower::ServiceExt;
@@ -133,7 +134,7 @@ async fn scenario(
     audio: bool,
     runs: usize,
 ) {
-    let user = CurrentUser { id: 1, username: "bench".into(), email: "bench@example.com".into(), role: "user".into() };
+    let user = CurrentUser { id: 1, username: "bench".into(), email: "bench@example.com".into(), role: Role::User };
     let (ct, body) = multipart(bytes, filename, mime, audio);
     let mut times = Vec::with_capacity(runs);
     let mut last_timings = serde_json::Value::Null;
@@ -191,7 +192,7 @@ async fn main() -> anyhow::Result<()> {
             username: "bench",
             email: "bench@example.com",
             password: None,
-            role: "user",
+            role: Role::User,
             email_verified: true,
         },
     )

@@ -16,7 +16,16 @@ pub struct Model {
     pub tags: String,
     pub featured_image: Option<String>,
     pub author_name: Option<String>,
-    pub published: bool,
+    /// NULL: a draft. In the future: scheduled. In the past: published (decided when read).
+    pub published_at: Option<DateTimeUtc>,
+    /// Incremented by every save; a save naming an older version is refused.
+    pub version: i32,
+    pub meta_title: Option<String>,
+    pub meta_description: Option<String>,
+    pub social_image: Option<String>,
+    pub noindex: bool,
+    pub created_by: Option<i64>,
+    pub updated_by: Option<i64>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

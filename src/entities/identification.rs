@@ -21,6 +21,8 @@ pub struct Model {
     pub result: String,
     pub total_ms: i64,
     pub created_at: DateTimeUtc,
+    /// Anyone with the link may see the public shape; false once the owner stopped sharing.
+    pub shared: bool,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

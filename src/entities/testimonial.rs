@@ -10,7 +10,11 @@ pub struct Model {
     pub review: String,
     pub movie_title: Option<String>,
     pub identification_id: Option<String>,
-    pub featured: bool,
+    /// `pending` (new, not shown), `featured` (on the home page) or `hidden`.
+    pub status: String,
+    pub moderated_at: Option<DateTimeUtc>,
+    /// The admin who last moderated it.
+    pub moderated_by: Option<i64>,
     pub created_at: DateTimeUtc,
 }
 

@@ -1,6 +1,8 @@
 use sea_orm::entity::prelude::*;
 use serde::Serialize;
 
+pub use super::sea_orm_active_enums::Role;
+
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel, Serialize)]
 #[sea_orm(table_name = "users")]
 pub struct Model {
@@ -12,7 +14,7 @@ pub struct Model {
     pub email: String,
     #[serde(skip)]
     pub password_hash: Option<String>,
-    pub role: String,
+    pub role: Role,
     pub email_verified: bool,
     pub display_name: Option<String>,
     pub bio: Option<String>,

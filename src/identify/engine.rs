@@ -90,6 +90,11 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The engines a person can pick and an admin can allow (`services::engine_names`).
+    pub const ENGINE_NAMES: [&'static str; 6] = crate::services::engine_names::ENGINES;
+    /// Every mode that can be named: Auto, then [`Mode::ENGINE_NAMES`].
+    pub const NAMES: [&'static str; 7] = crate::services::engine_names::MODES;
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Auto => "auto",
@@ -151,6 +156,9 @@ pub struct Sample {
     pub original: PathBuf,
     /// The real content type, sniffed from the bytes (e.g. `image/png`, `video/mp4`).
     pub mime: String,
+    /// Canonical extension of the sniffed type (e.g. `mp4`): engines that run ffmpeg on
+    /// `original` force its demuxer from this (see `crate::ffmpeg::Input::upload`).
+    pub ext: String,
     /// Clip length in seconds (video only).
     pub duration: Option<f64>,
     /// Whether the clip has a sound track at all (false for stills).
@@ -162,6 +170,9 @@ pub struct Sample {
     pub transcript: Option<String>,
     /// The `useEnhancedAnalysis` flag: engines may spend more (higher image detail).
     pub enhanced: bool,
+    /// Cancelled when nobody waits for the answer any more (deadline, client gone, server
+    /// shutting down): blocking work and child processes an engine starts must stop then.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 /// Movie or TV show.
@@ -184,11 +195,28 @@ impl TitleKind {
 
 /// Where in the source video a Library match sits, in seconds: the matched span
 /// `from..=to` and the best single moment `at`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Timestamp {
     pub from: f64,
     pub at: f64,
     pub to: f64,
+}
+
+/// Library engine: another title a matched scene appears in (a series' opening in several
+/// episodes, a trailer cut from the film). Titles only, never the operator's file names: this
+/// is part of the result anyone with the share link sees.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SceneAppearance {
+    pub title: String,
+    pub year: Option<i32>,
+    /// `"movie"` or `"tv"`.
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub season: Option<u32>,
+    pub episode: Option<u32>,
+    /// Seconds into that title: the span of the scene and its best moment.
+    pub timestamp: Option<Timestamp>,
 }
 
 /// One possible answer from one engine.
@@ -215,6 +243,9 @@ pub struct Candidate {
     pub timestamp: Option<Timestamp>,
     /// Library engine: a URL (on this server, expiring) of a thumbnail cut at `timestamp.at`.
     pub preview_url: Option<String>,
+    /// Library engine: other titles the same scene is in, as close as this one.
+    #[serde(default)]
+    pub also_in: Vec<SceneAppearance>,
 }
 
 /// What an engine answered: its candidates, best first. Empty means "not recognised".
@@ -269,6 +300,19 @@ pub trait Engine: Send + Sync {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_lists_of_names_agree_and_every_name_parses() {
+        assert_eq!(super::Mode::NAMES[0], "auto");
+        assert_eq!(super::Mode::NAMES[1..], super::Mode::ENGINE_NAMES);
+        for name in super::Mode::NAMES {
+            let mode: super::Mode = serde_json::from_value(serde_json::json!(name)).expect(name);
+            assert_eq!(mode.as_str(), name);
+        }
+        for id in super::EngineId::ALL {
+            assert!(super::Mode::ENGINE_NAMES.contains(&id.as_str()), "{id}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -60,12 +60,11 @@ pub async fn enrich(
         }
     };
     apply_tmdb(r, &details, hit.kind, tmdb);
-    if hit.kind == TitleKind::Tv {
-        if let (Some(s), Some(e)) = (r.season, r.episode) {
-            if let Ok(ep) = tmdb.episode(hit.id, s, e, deadline).await {
-                r.episode_title = ep["name"].as_str().map(str::to_owned).filter(|s| !s.is_empty());
-            }
-        }
+    if hit.kind == TitleKind::Tv
+        && let (Some(s), Some(e)) = (r.season, r.episode)
+        && let Ok(ep) = tmdb.episode(hit.id, s, e, deadline).await
+    {
+        r.episode_title = ep["name"].as_str().map(str::to_owned).filter(|s| !s.is_empty());
     }
     if let (Some(omdb), Some(imdb)) = (omdb, r.imdb_id.clone()) {
         match omdb.by_imdb(&imdb, deadline).await {
@@ -92,6 +91,7 @@ pub fn from_candidate(r: &mut IdentificationResult, c: &Candidate) {
     r.imdb_id = c.imdb_id.clone();
     r.timestamp = c.timestamp;
     r.preview_url = c.preview_url.clone();
+    r.also_in = c.also_in.clone();
 }
 
 fn round2(x: f64) -> f64 {
@@ -120,7 +120,7 @@ pub fn dollars(n: i64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(ch);

@@ -1,214 +1,204 @@
-//! Who may identify: the rate limit and the guest's one free identification.
+//! Who may identify: rate limits and the guest's one free identification. Every count lives
+//! in the shared throttle store (`services::throttle`), so several nodes enforce one limit.
 //!
-//! **Rate limit.** A token bucket per signed-in user (`user:{id}`), else per client
-//! address (`addr:{ip}`): `REELFIND_IDENTIFY_PER_MINUTE` a minute (default 10), in memory
-//! per node (governor). Over it: 429.
+//! **Rate limits** (429 with `Retry-After`): every request counts against its client
+//! address (`REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE`, default 30), and a signed-in
+//! person's also against their account (`REELFIND_IDENTIFY_PER_MINUTE`, default 10), so
+//! neither opening many free accounts nor sharing one account across many addresses walks
+//! around a limit. Addresses are IPv4 addresses or IPv6 /64 networks.
 //!
 //! **Guest quota** (SPEC: one free identification, enforced on the server too). A guest is
-//! recognised two ways, and either one being used up blocks:
-//! - a guest cookie `rf_guest` holding a random 128-bit id and its HMAC-SHA256 under the
-//!   server's secret key (`REELFIND_SECRET_KEY`, else `{data_dir}/secret.key`), so a client
-//!   cannot mint ids of its choosing; the id may identify once;
-//! - the client address, which may spend at most [`GUEST_ADDRESS_ALLOWANCE`] free
-//!   identifications per 24 hours, so clearing cookies does not give unlimited use, while
-//!   a few people behind one NAT still each get their try.
+//! recognised two ways, and either one being used up blocks (403 `{requiresAuth: true}`):
+//! - a guest cookie (`auth::GUEST_COOKIE`, read and set by the route) holding a random
+//!   128-bit id and its HMAC-SHA256 under the server's secret key ([`IdentifyState`]), so a
+//!   client cannot mint ids of its choosing; the id may identify once;
+//! - the client address, which may spend [`GUEST_ADDRESS_ALLOWANCE`] free identification per
+//!   24 hours, so clearing cookies does not give another one.
 //!
-//! Usage is counted only after a successful identification (a failed try is not spent),
-//! in the `guest_usage` table so every node sees it. Signed-in users are unlimited.
+//! The free identification is **reserved before the work** ([`reserve_guest`]), atomically,
+//! so parallel uploads cannot all pass; it is given back when the work fails, is cancelled
+//! or the client leaves ([`GuestReservation`] refunds on drop unless committed).
 use std::net::IpAddr;
-use std::num::NonZeroU32;
-use std::path::Path;
-use std::sync::OnceLock;
+use std::time::Duration;
 
-use axum::http::{HeaderMap, StatusCode, header};
-use chrono::Utc;
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use hmac::{Hmac, Mac};
-use sea_orm::sea_query::{Expr, ExprTrait, OnConflict};
-use sea_orm::{ConnectionTrait, EntityTrait, Set};
-use serde_json::json;
+use sea_orm::DatabaseConnection;
 use sha2::Sha256;
 
 use crate::config::Config;
-use crate::entities::guest_usage;
-use crate::error::AppError;
+use crate::services::throttle::{Decision, Limit, address_subject};
 
-pub const GUEST_COOKIE: &str = "rf_guest";
-pub const GUEST_FREE: i32 = 1;
-pub const GUEST_ADDRESS_ALLOWANCE: i32 = 3;
+/// Free identifications per guest cookie (ever) and per address (per 24 hours).
+pub const GUEST_FREE: u32 = 1;
+pub const GUEST_ADDRESS_ALLOWANCE: u32 = 1;
 pub const GUEST_AUTH_MESSAGE: &str =
     "First trial complete! Please sign in or create a free account to keep identifying movies and TV shows.";
 pub const TOO_MANY: &str = "Too many requests. Please wait a moment before trying again.";
 
-/// Per-process identification state: the rate limiter and the cookie key.
+/// The guest cookie id's free identification. The window is ten years: "ever", in practice.
+pub const GUEST: Limit = Limit::new("guest", GUEST_FREE, Duration::from_secs(10 * 365 * 24 * 3600));
+/// The free identifications of one client address.
+pub const GUEST_ADDRESS: Limit = Limit::new("guest-addr", GUEST_ADDRESS_ALLOWANCE, Duration::from_secs(24 * 3600));
+/// Identifications per minute per signed-in account (max from `REELFIND_IDENTIFY_PER_MINUTE`).
+pub const IDENTIFY_USER: Limit = Limit::new("identify-user", 10, Duration::from_secs(60));
+/// Identifications per minute per address (max from `REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE`).
+pub const IDENTIFY_ADDRESS: Limit = Limit::new("identify-addr", 30, Duration::from_secs(60));
+/// Analytics events per minute per account or address.
+pub const ANALYTICS: Limit = Limit::new("analytics", 120, Duration::from_secs(60));
+
+/// Per-process identification state: the key that signs guest cookies.
 pub struct IdentifyState {
-    limiter: DefaultKeyedRateLimiter<String>,
-    analytics: DefaultKeyedRateLimiter<String>,
-    key: OnceLock<Vec<u8>>,
+    key: Vec<u8>,
 }
 
 impl IdentifyState {
-    pub fn new(config: &Config) -> Self {
-        let per_minute = NonZeroU32::new(config.identify.per_minute).unwrap_or(NonZeroU32::MIN);
-        Self {
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
-            analytics: RateLimiter::keyed(Quota::per_minute(NonZeroU32::new(120).unwrap_or(NonZeroU32::MIN))),
-            key: OnceLock::new(),
-        }
+    pub fn new(keys: &crate::keys::Keys) -> Self {
+        Self { key: keys.guest_cookie.to_vec() }
     }
 
-    /// Analytics events: 120 a minute per user or address.
-    pub fn check_analytics_rate(&self, key: String) -> Result<(), AppError> {
-        if self.analytics.len() > 100_000 {
-            self.analytics.retain_recent();
-        }
-        self.analytics.check_key(&key).map_err(|_| AppError::TooManyRequests(TOO_MANY.into()))
-    }
-
-    /// Takes one request from the caller's bucket.
-    pub fn check_rate(&self, key: String) -> Result<(), AppError> {
-        if self.limiter.len() > 100_000 {
-            self.limiter.retain_recent();
-        }
-        self.limiter.check_key(&key).map_err(|_| AppError::TooManyRequests(TOO_MANY.into()))
-    }
-
-    fn key(&self, config: &Config) -> &[u8] {
-        self.key.get_or_init(|| match &config.identify.secret_key {
-            Some(s) => s.expose().as_bytes().to_vec(),
-            None => load_or_create_key(&config.data_dir),
-        })
-    }
-
-    /// The guest id from a valid signed cookie, if any.
-    pub fn guest_from_cookie(&self, config: &Config, headers: &HeaderMap) -> Option<String> {
-        let raw = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|kv| kv.trim().split_once('='))
-            .find(|(k, _)| *k == GUEST_COOKIE)
-            .map(|(_, v)| v.to_owned())?;
-        let (id, sig) = raw.split_once('.')?;
-        let expected = self.sign(config, id);
+    /// The guest id of a signed value (`id.signature`) when the signature is ours.
+    pub fn verify_guest(&self, signed: &str) -> Option<String> {
+        let (id, sig) = signed.split_once('.')?;
+        let expected = self.sign(id);
         let same: bool = subtle::ConstantTimeEq::ct_eq(expected.as_bytes(), sig.as_bytes()).into();
         same.then(|| id.to_owned())
     }
 
-    fn sign(&self, config: &Config, id: &str) -> String {
-        let mut mac = Hmac::<Sha256>::new_from_slice(self.key(config)).expect("HMAC takes any key length");
+    fn sign(&self, id: &str) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key length");
         mac.update(b"guest:");
         mac.update(id.as_bytes());
         hex::encode(mac.finalize().into_bytes())
     }
 
-    /// A `Set-Cookie` value for a new guest id (one year, HttpOnly, SameSite=Lax).
-    pub fn guest_cookie(&self, config: &Config, id: &str) -> String {
-        format!(
-            "{GUEST_COOKIE}={id}.{}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax{}",
-            self.sign(config, id),
-            if config.secure_cookies() { "; Secure" } else { "" }
-        )
+    /// The guest id with its signature, as the guest cookie carries it.
+    pub fn sign_guest(&self, id: &str) -> String {
+        format!("{id}.{}", self.sign(id))
     }
 }
 
-fn load_or_create_key(data_dir: &Path) -> Vec<u8> {
-    let path = data_dir.join("secret.key");
-    if let Ok(k) = std::fs::read(&path) {
-        if k.len() >= 32 {
-            return k;
+/// Why an identification may not start. The route answers 429 with the limit's headers,
+/// or 403 `{requiresAuth: true}`.
+#[derive(Debug, thiserror::Error)]
+pub enum Denied {
+    #[error("{TOO_MANY}")]
+    TooMany(Decision),
+    /// The guest's free identification is used up (by cookie or by address).
+    #[error("{GUEST_AUTH_MESSAGE}")]
+    GuestUsedUp,
+    #[error(transparent)]
+    Db(#[from] sea_orm::DbErr),
+}
+
+/// Takes one identification from the caller's rate limits: the address always, the account
+/// too when signed in. 429 with `Retry-After` when either is used up.
+pub async fn check_rate(
+    db: &DatabaseConnection,
+    config: &Config,
+    user_id: Option<i64>,
+    addr: Option<IpAddr>,
+) -> Result<(), Denied> {
+    let by_addr =
+        IDENTIFY_ADDRESS.with_max(config.identify.per_address_per_minute).consume(db, &address_subject(addr)).await?;
+    if !by_addr.allowed {
+        return Err(Denied::TooMany(by_addr));
+    }
+    if let Some(id) = user_id {
+        let by_user = IDENTIFY_USER.with_max(config.identify.per_minute).consume(db, &id.to_string()).await?;
+        if !by_user.allowed {
+            return Err(Denied::TooMany(by_user));
         }
     }
-    let key: [u8; 32] = rand::random();
-    let _ = std::fs::create_dir_all(data_dir);
-    let written = {
-        use std::io::Write;
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        opts.open(&path).and_then(|mut f| f.write_all(&key))
+    Ok(())
+}
+
+/// One analytics event from this account or address; 429 past [`ANALYTICS`].
+pub async fn check_analytics_rate(
+    db: &DatabaseConnection,
+    user_id: Option<i64>,
+    addr: Option<IpAddr>,
+) -> Result<(), Denied> {
+    let subject = match user_id {
+        Some(id) => format!("user:{id}"),
+        None => format!("addr:{}", address_subject(addr)),
     };
-    match written {
-        Ok(()) => key.to_vec(),
-        // Another process made it first: use theirs.
-        Err(_) => std::fs::read(&path).ok().filter(|k| k.len() >= 32).unwrap_or_else(|| key.to_vec()),
-    }
+    let d = ANALYTICS.consume(db, &subject).await?;
+    if d.allowed { Ok(()) } else { Err(Denied::TooMany(d)) }
 }
 
-fn requires_auth() -> AppError {
-    AppError::with_body(StatusCode::FORBIDDEN, GUEST_AUTH_MESSAGE, json!({"requiresAuth": true}))
+/// A guest's free identification, taken before the work. Dropping it without
+/// [`GuestReservation::commit`] gives it back (in the background), so a failed, cancelled
+/// or abandoned identification does not use the free try up.
+pub struct GuestReservation {
+    db: DatabaseConnection,
+    /// The guest id: from the cookie, or new (then the answer must set the cookie).
+    pub guest_id: String,
+    /// No valid cookie came with the request.
+    pub new_cookie: bool,
+    address: String,
+    committed: bool,
 }
 
-async fn count(db: &impl ConnectionTrait, key: &str, window_hours: Option<i64>) -> Result<i32, AppError> {
-    let Some(row) = guest_usage::Entity::find_by_id(key.to_owned()).one(db).await? else { return Ok(0) };
-    if let Some(h) = window_hours {
-        if row.window_start < Utc::now() - chrono::Duration::hours(h) {
-            return Ok(0);
-        }
-    }
-    Ok(row.count)
-}
-
-/// 403 `{requiresAuth: true}` when this guest (cookie or address) has used the free try.
-pub async fn check_guest(
-    db: &impl ConnectionTrait,
-    guest_id: Option<&str>,
+/// Reserves the guest's free identification (cookie id and address, both or neither);
+/// 403 `{requiresAuth: true}` when either is used up.
+pub async fn reserve_guest(
+    db: &DatabaseConnection,
+    guest_id: Option<String>,
     addr: Option<IpAddr>,
-) -> Result<(), AppError> {
-    if let Some(id) = guest_id {
-        if count(db, &format!("guest:{id}"), None).await? >= GUEST_FREE {
-            return Err(requires_auth());
-        }
+) -> Result<GuestReservation, Denied> {
+    let new_cookie = guest_id.is_none();
+    let guest_id = guest_id.unwrap_or_else(super::store::new_id);
+    let address = address_subject(addr);
+    if !GUEST.consume(db, &guest_id).await?.allowed {
+        return Err(Denied::GuestUsedUp);
     }
-    if let Some(ip) = addr {
-        if count(db, &format!("addr:{ip}"), Some(24)).await? >= GUEST_ADDRESS_ALLOWANCE {
-            return Err(requires_auth());
-        }
+    if !GUEST_ADDRESS.consume(db, &address).await?.allowed {
+        GUEST.refund(db, &guest_id, 1).await?;
+        return Err(Denied::GuestUsedUp);
     }
-    Ok(())
+    Ok(GuestReservation { db: db.clone(), guest_id, new_cookie, address, committed: false })
 }
 
-/// Counts one successful guest identification against the cookie and the address.
-pub async fn record_guest(
-    db: &impl ConnectionTrait,
-    guest_id: &str,
-    addr: Option<IpAddr>,
-) -> Result<(), sea_orm::DbErr> {
-    bump(db, &format!("guest:{guest_id}"), None).await?;
-    if let Some(ip) = addr {
-        bump(db, &format!("addr:{ip}"), Some(24)).await?;
+impl GuestReservation {
+    /// The identification succeeded: the free try is spent.
+    pub fn commit(mut self) {
+        self.committed = true;
     }
-    Ok(())
+
+    /// The identification failed: gives the free try back now (not in the background).
+    pub async fn release(mut self) {
+        self.committed = true;
+        let res = async {
+            GUEST.refund(&self.db, &self.guest_id, 1).await?;
+            GUEST_ADDRESS.refund(&self.db, &self.address, 1).await
+        };
+        if let Err(e) = res.await {
+            tracing::warn!(error = %e, "could not give a guest's free identification back");
+        }
+    }
 }
 
-async fn bump(db: &impl ConnectionTrait, key: &str, window_hours: Option<i64>) -> Result<(), sea_orm::DbErr> {
-    let now = Utc::now();
-    if let Some(h) = window_hours {
-        // An expired window starts over.
-        if let Some(row) = guest_usage::Entity::find_by_id(key.to_owned()).one(db).await? {
-            if row.window_start < now - chrono::Duration::hours(h) {
-                guest_usage::Entity::delete_by_id(key.to_owned()).exec(db).await?;
+impl Drop for GuestReservation {
+    fn drop(&mut self) {
+        if self.committed {
+            return;
+        }
+        let (db, id, address) =
+            (self.db.clone(), std::mem::take(&mut self.guest_id), std::mem::take(&mut self.address));
+        let refund = async move {
+            let res = async {
+                GUEST.refund(&db, &id, 1).await?;
+                GUEST_ADDRESS.refund(&db, &address, 1).await
+            };
+            if let Err(e) = res.await {
+                tracing::warn!(error = %e, "could not give a guest's free identification back");
             }
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => {
+                rt.spawn(refund);
+            }
+            Err(_) => tracing::warn!("guest reservation dropped outside the runtime; not refunded"),
         }
     }
-    guest_usage::Entity::insert(guest_usage::ActiveModel {
-        key: Set(key.to_owned()),
-        count: Set(1),
-        window_start: Set(now),
-        updated_at: Set(now),
-    })
-    .on_conflict(
-        OnConflict::column(guest_usage::Column::Key)
-            .value(
-                guest_usage::Column::Count,
-                Expr::col((guest_usage::Entity, guest_usage::Column::Count)).add(Expr::val(1)),
-            )
-            .value(guest_usage::Column::UpdatedAt, now)
-            .to_owned(),
-    )
-    .exec(db)
-    .await?;
-    Ok(())
 }

@@ -118,10 +118,16 @@ impl Tmdb {
     ) -> Option<Self> {
         let setting_key =
             settings.get("tmdb_api_key").map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()).map(Secret::new);
+        // The read token travels in a header; a v3 key only in the query string, where any
+        // URL that reaches a log would carry it (errors are scrubbed, still: prefer the token).
         let auth = match (&cfg.tmdb_read_token, &cfg.tmdb_api_key) {
             (Some(t), _) => TmdbAuth::Bearer(t.clone()),
             (None, Some(k)) => TmdbAuth::Query(k.clone()),
-            (None, None) => TmdbAuth::Query(setting_key?),
+            (None, None) => {
+                let k = setting_key?;
+                // An admin may paste either kind into the setting; read tokens are JWTs.
+                if is_read_token(k.expose()) { TmdbAuth::Bearer(k) } else { TmdbAuth::Query(k) }
+            }
         };
         let region = settings
             .get("tmdb_region")
@@ -169,8 +175,9 @@ impl Tmdb {
         Ok(v)
     }
 
-    /// Finds the catalog entry for an engine's answer: by IMDb id when given, else by
-    /// searching the expected kind (then the other kind), with and without the year.
+    /// Finds the catalog entry for an engine's answer: by IMDb id when given (and well
+    /// formed: it becomes part of the request path), else by searching the expected kind
+    /// (then the other kind), with and without the year.
     pub async fn resolve(
         &self,
         title: &str,
@@ -179,7 +186,7 @@ impl Tmdb {
         imdb_id: Option<&str>,
         deadline: Instant,
     ) -> Result<Option<Hit>, EngineError> {
-        if let Some(imdb) = imdb_id {
+        if let Some(imdb) = imdb_id.filter(|id| valid_imdb_id(id)) {
             let v = self
                 .get(
                     &format!("find/{imdb}"),
@@ -259,6 +266,18 @@ impl Tmdb {
     }
 }
 
+/// An IMDb title id: `tt` and 7 to 10 digits. Anything else (a model's answer is text we did
+/// not write) could steer the keyed catalog request to another path.
+pub fn valid_imdb_id(id: &str) -> bool {
+    id.strip_prefix("tt")
+        .is_some_and(|digits| (7..=10).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// TMDB's API read access tokens are JWTs (`eyJ...`, three dot-separated parts).
+fn is_read_token(value: &str) -> bool {
+    value.starts_with("eyJ") && value.split('.').count() == 3
+}
+
 fn hit(r: &Value, kind: TitleKind) -> Option<Hit> {
     let (title, date) = match kind {
         TitleKind::Movie => (r["title"].as_str(), r["release_date"].as_str()),
@@ -322,6 +341,9 @@ impl Omdb {
 
     /// The title record, or `None` when OMDb does not know it (`Response: "False"`).
     pub async fn by_imdb(&self, imdb_id: &str, deadline: Instant) -> Result<Option<Value>, EngineError> {
+        if !valid_imdb_id(imdb_id) {
+            return Ok(None);
+        }
         let mut url = url::Url::parse(&self.base).map_err(|e| EngineError::Unavailable(e.to_string()))?;
         url.query_pairs_mut().append_pair("i", imdb_id).append_pair("plot", "short").append_pair("r", "json");
         let cache_key = url.to_string();
@@ -352,5 +374,37 @@ impl ErrorStyle for OmdbErrors {
             .ok()
             .and_then(|v| v["Error"].as_str().map(str::to_owned))
             .unwrap_or_else(|| super::engines::error_message(body))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn imdb_ids_are_tt_and_digits_only() {
+        for ok in ["tt0133093", "tt0903747", "tt12345678", "tt1234567890"] {
+            assert!(valid_imdb_id(ok), "{ok}");
+        }
+        for bad in [
+            "tt",
+            "tt123456",
+            "tt12345678901",
+            "tt0133093/../../account",
+            "tt0133093?api_key=x",
+            "tt013309a",
+            "nm0133093",
+            "TT0133093",
+            "tt0133093 ",
+            "tt０１３３０９３",
+        ] {
+            assert!(!valid_imdb_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn read_tokens_are_recognised() {
+        assert!(is_read_token("eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJ4In0.c2ln"));
+        assert!(!is_read_token("0123456789abcdef0123456789abcdef"));
     }
 }

@@ -16,6 +16,7 @@
 //! are built per request from keys in the environment or admin settings; long-lived
 //! engines (the Library engine) are registered once in [`EngineRegistry`]
 //! (`AppState::engines`).
+pub mod admission;
 pub mod engine;
 pub mod engines;
 pub mod enrich;
@@ -23,15 +24,18 @@ pub mod guard;
 pub mod media;
 pub mod metadata;
 pub mod pipeline;
+pub mod public;
 pub mod registry;
 pub mod result;
+pub mod runs;
 pub mod select;
 pub mod store;
 pub mod transcribe;
 pub mod upload;
 
 pub use engine::{
-    Candidate, Engine, EngineAnswer, EngineError, EngineId, Frame, MediaKind, Mode, Sample, Timestamp, TitleKind,
+    Candidate, Engine, EngineAnswer, EngineError, EngineId, Frame, MediaKind, Mode, Sample, SceneAppearance, Timestamp,
+    TitleKind,
 };
 pub use guard::IdentifyState;
 pub use registry::{EngineRegistry, EngineSet};

@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
+use super::admission::{Refused, Ticket};
 use super::engine::{Engine, EngineError, EngineId, MediaKind, Mode};
-use super::engines::key_variable;
 use super::media::{MediaError, PrepOptions};
 use super::metadata::{Cache, Omdb, Tmdb};
 use super::registry::EngineSet;
@@ -15,9 +16,19 @@ use super::select::{self, PlanError};
 use super::transcribe::Transcriber;
 use super::upload::{Upload, WorkDir};
 use super::{engines, enrich, media, store};
-use crate::error::AppError;
+use crate::config::IdentifyConfig;
 use crate::services::settings::{SettingsExt, SettingsMap};
-use crate::state::AppState;
+
+/// What the pipeline uses of the running server; the route lends it from its state.
+#[derive(Clone, Copy)]
+pub struct Deps<'a> {
+    pub db: &'a sea_orm::DatabaseConnection,
+    pub http: &'a reqwest::Client,
+    pub config: &'a IdentifyConfig,
+    /// Long-lived engines (the Library) that take precedence over the cloud ones.
+    pub engines: &'a super::registry::EngineRegistry,
+    pub admission: &'a super::admission::Admission,
+}
 
 pub const NO_ENGINE: &str = "No identification engine is configured on this server. The operator must set at least one of \
 GEMINI_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY or XAI_API_KEY (or index a library with `reelfind library add PATH`), \
@@ -25,10 +36,10 @@ and allow that engine in the admin settings (allowed_engines).";
 
 /// The engines of this request: cloud engines built from config and current settings, with
 /// registered engines (Library, fakes) taking precedence.
-pub fn engine_set(state: &AppState, settings: &SettingsMap) -> EngineSet {
-    let mut map: BTreeMap<EngineId, Arc<dyn Engine>> = engines::build(&state.config.identify, settings, &state.http);
+pub fn engine_set(deps: Deps<'_>, settings: &SettingsMap) -> EngineSet {
+    let mut map: BTreeMap<EngineId, Arc<dyn Engine>> = engines::build(deps.config, settings, deps.http);
     for id in EngineId::ALL {
-        if let Some(e) = state.engines.registered(id) {
+        if let Some(e) = deps.engines.registered(id) {
             map.insert(id, e);
         }
     }
@@ -36,15 +47,34 @@ pub fn engine_set(state: &AppState, settings: &SettingsMap) -> EngineSet {
 }
 
 /// The request's deadline length: 120 s, 240 s for a clip with audio analysis (configurable).
-pub fn deadline_secs(state: &AppState, kind: MediaKind, use_audio: bool) -> u64 {
-    let base = state.config.identify.timeout_secs;
+pub fn deadline_secs(deps: Deps<'_>, kind: MediaKind, use_audio: bool) -> u64 {
+    let base = deps.config.timeout_secs;
     if kind == MediaKind::Video && use_audio { base * 2 } else { base }
 }
 
-pub fn timeout_error(secs: u64) -> AppError {
-    AppError::Timeout(format!(
-        "Identification timed out after {secs} seconds. Please try again with a smaller file or a shorter clip."
-    ))
+/// Why an identification did not produce a result. The route turns each case into its
+/// status and the SPEC's words (`routes::api::identify_errors`).
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error("no engine can run: {0:?}")]
+    Plan(PlanError),
+    #[error(transparent)]
+    Media(#[from] MediaError),
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// Every engine answered, none recognised the scene.
+    #[error("no engine recognised the scene")]
+    NoMatch,
+    #[error(transparent)]
+    Db(#[from] sea_orm::DbErr),
+}
+
+impl From<PlanError> for PipelineError {
+    fn from(e: PlanError) -> Self {
+        Self::Plan(e)
+    }
 }
 
 pub struct Request<'a> {
@@ -58,88 +88,10 @@ pub struct Request<'a> {
     pub started: Instant,
     pub deadline: Instant,
     pub upload_ms: u64,
-}
-
-fn plan_error(e: PlanError) -> AppError {
-    match e {
-        PlanError::NoneConfigured => AppError::ServiceUnavailable(NO_ENGINE.into()),
-        PlanError::NotAvailable(id) => AppError::ServiceUnavailable(format!(
-            "The {id} engine is not available on this server. The operator must set {} to enable it; \
-             or choose Auto to use an available engine.",
-            key_variable(id)
-        )),
-        PlanError::NotAllowed(name) => AppError::Forbidden(format!(
-            "The {name} engine is disabled by the administrator. Please choose another engine."
-        )),
-    }
-}
-
-/// Checks, before the costly media step, that the mode can run at all.
-pub fn precheck(set: &EngineSet, mode: Mode) -> Result<(), AppError> {
-    match mode {
-        Mode::Engine(id) => {
-            if !set.allows(id.as_str()) {
-                return Err(plan_error(PlanError::NotAllowed(id.as_str().into())));
-            }
-            if set.usable(id).is_none() {
-                return Err(plan_error(PlanError::NotAvailable(id)));
-            }
-        }
-        Mode::Ensemble if !set.allows("ensemble") => return Err(plan_error(PlanError::NotAllowed("ensemble".into()))),
-        _ => {
-            if set.all_usable().is_empty() {
-                return Err(plan_error(PlanError::NoneConfigured));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn engine_error(e: EngineError) -> AppError {
-    use axum::http::StatusCode;
-    match e {
-        EngineError::NotConfigured(m) => AppError::ServiceUnavailable(m),
-        EngineError::Timeout => {
-            AppError::Timeout("The AI engine timed out before answering. Please try again in a moment.".into())
-        }
-        EngineError::RateLimited => AppError::ServiceUnavailable(
-            "The AI engine is busy right now (rate limited). Please try again in a minute or choose another engine."
-                .into(),
-        ),
-        EngineError::Provider { status, message } => {
-            tracing::error!(status, %message, "engine rejected the request");
-            AppError::with_body(
-                StatusCode::BAD_GATEWAY,
-                "The AI engine could not process this request. Please try again or choose another engine.",
-                serde_json::json!({}),
-            )
-        }
-        EngineError::Unavailable(m) | EngineError::BadAnswer(m) => {
-            tracing::error!(%m, "engine failed");
-            AppError::with_body(
-                StatusCode::BAD_GATEWAY,
-                "The AI engine is temporarily unavailable. Please try again in a moment.",
-                serde_json::json!({}),
-            )
-        }
-        EngineError::Refused(m) => {
-            tracing::warn!(%m, "engine refused");
-            AppError::with_body(
-                StatusCode::BAD_GATEWAY,
-                "The AI engine declined to analyse this media. Please try a different frame.",
-                serde_json::json!({}),
-            )
-        }
-        EngineError::Unsupported(m) => AppError::Unprocessable(m),
-    }
-}
-
-pub fn no_match() -> AppError {
-    AppError::with_body(
-        axum::http::StatusCode::NOT_FOUND,
-        "We could not identify this scene. Try a clearer image, a frame with recognizable actors or scenery, or a different frame.",
-        serde_json::json!({"noMatch": true}),
-    )
+    /// This request's place in the media queue (see `admission`).
+    pub ticket: Ticket,
+    /// Fires when nobody waits for the answer (deadline, client gone, shutdown).
+    pub cancel: CancellationToken,
 }
 
 /// The engines' share of the request time: all but 15 % (at least 0.5 s, at most 15 s)
@@ -154,26 +106,54 @@ fn ms_since(t: Instant) -> u64 {
     t.elapsed().as_millis() as u64
 }
 
+/// Checks, before the costly media step, that the mode can run at all.
+pub fn precheck(set: &EngineSet, mode: Mode) -> Result<(), PlanError> {
+    match mode {
+        Mode::Engine(id) => {
+            if !set.allows(id.as_str()) {
+                return Err(PlanError::NotAllowed(id.as_str().into()));
+            }
+            if set.usable(id).is_none() {
+                return Err(PlanError::NotAvailable(id));
+            }
+        }
+        Mode::Ensemble if !set.allows("ensemble") => return Err(PlanError::NotAllowed("ensemble".into())),
+        _ => {
+            if set.all_usable().is_empty() {
+                return Err(PlanError::NoneConfigured);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Runs media prep, engines and enrichment, and stores the result.
-pub async fn run(state: &AppState, settings: &SettingsMap, req: Request<'_>) -> Result<IdentificationResult, AppError> {
-    let set = engine_set(state, settings);
+pub async fn run(
+    deps: Deps<'_>,
+    settings: &SettingsMap,
+    req: Request<'_>,
+) -> Result<IdentificationResult, PipelineError> {
+    let set = engine_set(deps, settings);
     precheck(&set, req.mode)?;
 
     let t = Instant::now();
     let opts = PrepOptions {
         use_audio: req.use_audio,
         enhanced: req.enhanced,
-        max_video_seconds: state.config.identify.max_video_seconds,
+        max_video_seconds: deps.config.max_video_seconds,
+        cancel: req.cancel.clone(),
     };
-    let mut sample = media::prepare(req.upload, req.work, &opts).await.map_err(|e| match e {
-        MediaError::Invalid(m) | MediaError::Limit(m) => AppError::Unprocessable(m),
-        MediaError::Internal(m) => AppError::Internal(anyhow::anyhow!(m)),
-    })?;
+    // Wait for a job slot and this file's share of decode memory, then prepare it.
+    let weight = media::weight_mb(req.upload, deps.admission.memory_budget_mb()).await?;
+    let permit = req.ticket.start(weight, &req.cancel).await?;
+    let mut sample = media::prepare(req.upload, req.work, &opts).await?;
+    drop(permit);
+    req.ticket.finish();
     let media_ms = ms_since(t);
 
     let t = Instant::now();
     let audio = if sample.kind == MediaKind::Video {
-        Some(analyse_audio(state, settings, &mut sample, req.use_audio, req.deadline).await)
+        Some(analyse_audio(deps, settings, &mut sample, req.use_audio, req.deadline).await)
     } else {
         None
     };
@@ -191,18 +171,16 @@ pub async fn run(state: &AppState, settings: &SettingsMap, req: Request<'_>) -> 
         &sample,
         engine_deadline,
     )
-    .await
-    .map_err(plan_error)?
-    .map_err(engine_error)?;
+    .await??;
     let engines_ms = ms_since(t);
     let Some(best) = outcome.best.clone() else {
-        return Err(no_match());
+        return Err(PipelineError::NoMatch);
     };
 
     let t = Instant::now();
-    let cache = Cache::new(state.db.clone());
-    let tmdb = Tmdb::from_config(&state.config.identify, settings, &state.http, cache.clone());
-    let omdb = Omdb::from_config(&state.config.identify, settings, &state.http, cache);
+    let cache = Cache::new(deps.db.clone());
+    let tmdb = Tmdb::from_config(deps.config, settings, deps.http, cache.clone());
+    let omdb = Omdb::from_config(deps.config, settings, deps.http, cache);
     let mut result = IdentificationResult::default();
     enrich::enrich(&mut result, &best, tmdb.as_ref(), omdb.as_ref(), req.deadline).await;
     let enrich_ms = ms_since(t);
@@ -212,6 +190,7 @@ pub async fn run(state: &AppState, settings: &SettingsMap, req: Request<'_>) -> 
     result.mode = req.mode.as_str().into();
     result.model = outcome.model;
     result.engine_votes = outcome.votes;
+    result.candidates = outcome.ranked.iter().map(Into::into).collect();
     result.audio_analysis_results = audio;
     result.media_kind = match sample.kind {
         MediaKind::Image => "image",
@@ -226,7 +205,7 @@ pub async fn run(state: &AppState, settings: &SettingsMap, req: Request<'_>) -> 
     result.timings.total_ms = ms_since(req.started);
     result.created_at = chrono::Utc::now().to_rfc3339();
     store::insert(
-        &state.db,
+        deps.db,
         store::NewRow {
             user_id: req.user_id,
             content_hash: &req.upload.sha256,
@@ -240,8 +219,8 @@ pub async fn run(state: &AppState, settings: &SettingsMap, req: Request<'_>) -> 
 
 /// A stored answer for the same bytes and mode, stored again as a new identification of
 /// this caller (own id, own history row), with no engine paid.
-pub async fn reuse(state: &AppState, req: &Request<'_>) -> Result<Option<IdentificationResult>, AppError> {
-    let Some(mut r) = store::find_reusable(&state.db, &req.upload.sha256, req.mode.as_str()).await? else {
+pub async fn reuse(deps: Deps<'_>, req: &Request<'_>) -> Result<Option<IdentificationResult>, PipelineError> {
+    let Some(mut r) = store::find_reusable(deps.db, &req.upload.sha256, req.mode.as_str()).await? else {
         return Ok(None);
     };
     r.identification_id = store::new_id();
@@ -251,7 +230,7 @@ pub async fn reuse(state: &AppState, req: &Request<'_>) -> Result<Option<Identif
     r.timings.total_ms = ms_since(req.started);
     r.created_at = chrono::Utc::now().to_rfc3339();
     store::insert(
-        &state.db,
+        deps.db,
         store::NewRow { user_id: req.user_id, content_hash: &req.upload.sha256, mode: req.mode.as_str(), result: &r },
     )
     .await?;
@@ -260,7 +239,7 @@ pub async fn reuse(state: &AppState, req: &Request<'_>) -> Result<Option<Identif
 
 /// Speech to text of the clip when asked for; the transcript goes into the sample.
 async fn analyse_audio(
-    state: &AppState,
+    deps: Deps<'_>,
     settings: &SettingsMap,
     sample: &mut super::engine::Sample,
     requested: bool,
@@ -279,7 +258,7 @@ async fn analyse_audio(
         a.summary = "The sound track could not be read, so the clip was identified from its pictures only.".into();
         return a;
     };
-    let Some(t) = Transcriber::pick(&state.config.identify, settings, &state.http) else {
+    let Some(t) = Transcriber::pick(deps.config, settings, deps.http) else {
         a.summary = "Speech to text is not configured on this server (OPENAI_API_KEY or GEMINI_API_KEY), so the \
                      clip was identified from its pictures only."
             .into();

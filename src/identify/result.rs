@@ -6,9 +6,9 @@
 //! (TMDB) could not be asked, so the result carries only what the engine said.
 use serde::{Deserialize, Serialize};
 
-use super::engine::Timestamp;
+use super::engine::{SceneAppearance, Timestamp};
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct IdentificationResult {
     /// Our own identification id (128 random bits, base64url): the share link `/shared/{id}`.
@@ -65,9 +65,16 @@ pub struct IdentificationResult {
     pub model: Option<String>,
     /// Ensemble: what each engine said.
     pub engine_votes: Vec<EngineVote>,
+    /// The best few candidates with their scores, best first (the winner included). Listed
+    /// only when the request asked for them (`candidates=N` on `POST /api/identify`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<RankedCandidate>,
     /// Library engine: where in the source video the scene is, and a preview frame.
     pub timestamp: Option<Timestamp>,
     pub preview_url: Option<String>,
+    /// Library engine: other titles the matched scene also appears in (titles and times only,
+    /// never file names), e.g. every episode that shares a series' opening.
+    pub also_in: Vec<SceneAppearance>,
     pub media_kind: String,
     /// Milliseconds spent per step.
     pub timings: Timings,
@@ -82,7 +89,7 @@ pub struct IdentificationResult {
     pub created_at: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Trailer {
     /// YouTube video key.
@@ -92,7 +99,7 @@ pub struct Trailer {
     pub url: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CastMember {
     /// TMDB person id.
@@ -102,7 +109,7 @@ pub struct CastMember {
     pub profile_url: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct StreamingPlatforms {
     pub flatrate: Vec<Platform>,
@@ -113,7 +120,7 @@ pub struct StreamingPlatforms {
     pub region: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Platform {
     pub name: String,
@@ -123,7 +130,7 @@ pub struct Platform {
     pub provider_id: Option<i64>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct SimilarTitle {
     pub id: Option<i64>,
@@ -135,7 +142,7 @@ pub struct SimilarTitle {
 }
 
 /// Money as display strings, e.g. `"$63,000,000"`.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct BoxOffice {
     pub budget: Option<String>,
@@ -143,7 +150,7 @@ pub struct BoxOffice {
     pub domestic: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Award {
     pub name: String,
@@ -153,7 +160,7 @@ pub struct Award {
     pub result: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct AudioAnalysis {
     /// Audio analysis was asked for.
@@ -170,7 +177,7 @@ pub struct AudioAnalysis {
     pub summary: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct EngineVote {
     pub engine: String,
@@ -184,7 +191,7 @@ pub struct EngineVote {
     pub agreed: bool,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Timings {
     pub upload_ms: u64,
@@ -193,4 +200,39 @@ pub struct Timings {
     pub engines_ms: u64,
     pub enrich_ms: u64,
     pub total_ms: u64,
+}
+
+/// One candidate of an identification, as the `candidates` list shows it.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RankedCandidate {
+    pub title: String,
+    pub year: Option<i32>,
+    /// `movie` or `tv`.
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub season: Option<u32>,
+    pub episode: Option<u32>,
+    /// `0.0..=1.0` (for the ensemble: the group's combined score, as for the winner).
+    pub confidence: f32,
+    pub tmdb_id: Option<i64>,
+    pub imdb_id: Option<String>,
+    /// Library engine: where in the source video the scene is (`from`, `at`, `to`, seconds).
+    pub timestamp: Option<Timestamp>,
+}
+
+impl From<&super::engine::Candidate> for RankedCandidate {
+    fn from(c: &super::engine::Candidate) -> Self {
+        Self {
+            title: c.title.clone(),
+            year: c.year,
+            media_type: c.kind.as_str().into(),
+            season: c.season,
+            episode: c.episode,
+            confidence: c.confidence,
+            tmdb_id: c.tmdb_id,
+            imdb_id: c.imdb_id.clone(),
+            timestamp: c.timestamp,
+        }
+    }
 }

@@ -36,7 +36,12 @@ pub struct Outcome {
     pub engine: String,
     pub model: Option<String>,
     pub votes: Vec<EngineVote>,
+    /// Every distinct candidate, best first, at most [`MAX_RANKED`] (the winner first).
+    pub ranked: Vec<Candidate>,
 }
+
+/// Candidates kept for an answer's `candidates` list.
+pub const MAX_RANKED: usize = 10;
 
 /// Why no engine could be run at all.
 #[derive(Debug)]
@@ -110,16 +115,16 @@ async fn run_auto(
             }
         });
     let mut library_vote = None;
-    if pick != Some(Mode::Engine(EngineId::Library)) {
-        if let Some(lib) = set.usable(EngineId::Library) {
-            // The library answers in well under a second; give it a bounded slice of time.
-            let lib_deadline = deadline.min(Instant::now() + Duration::from_secs(20));
-            let out = run_single(lib, sample, lib_deadline).await;
-            match out {
-                Ok(o) if o.best.as_ref().is_some_and(|b| b.confidence >= LIBRARY_SHORTCUT) => return Ok(Ok(o)),
-                Ok(o) => library_vote = Some(o),
-                Err(e) => tracing::warn!(error = %e, "library engine failed; asking the cloud engines"),
-            }
+    if pick != Some(Mode::Engine(EngineId::Library))
+        && let Some(lib) = set.usable(EngineId::Library)
+    {
+        // The library answers in well under a second; give it a bounded slice of time.
+        let lib_deadline = deadline.min(Instant::now() + Duration::from_secs(20));
+        let out = run_single(lib, sample, lib_deadline).await;
+        match out {
+            Ok(o) if o.best.as_ref().is_some_and(|b| b.confidence >= LIBRARY_SHORTCUT) => return Ok(Ok(o)),
+            Ok(o) => library_vote = Some(o),
+            Err(e) => tracing::warn!(error = %e, "library engine failed; asking the cloud engines"),
         }
     }
     if pick == Some(Mode::Ensemble) {
@@ -168,7 +173,9 @@ async fn timed(
         Ok(r) => r,
         Err(_) => Err(EngineError::Timeout),
     };
-    (res, start.elapsed().as_millis() as u64)
+    let ms = start.elapsed().as_millis() as u64;
+    super::runs::report(engine.id(), &res, ms);
+    (res, ms)
 }
 
 pub async fn run_single(
@@ -178,7 +185,10 @@ pub async fn run_single(
 ) -> Result<Outcome, EngineError> {
     let (res, ms) = timed(&engine, sample, deadline).await;
     let answer = res?;
-    let best = answer.candidates.into_iter().max_by(|a, b| a.confidence.total_cmp(&b.confidence));
+    let mut ranked = answer.candidates;
+    ranked.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
+    ranked.truncate(MAX_RANKED);
+    let best = ranked.first().cloned();
     let vote = EngineVote {
         engine: engine.id().as_str().into(),
         title: best.as_ref().map(|b| b.title.clone()),
@@ -188,7 +198,7 @@ pub async fn run_single(
         ms,
         agreed: best.is_some(),
     };
-    Ok(Outcome { best, engine: engine.id().as_str().into(), model: Some(answer.model), votes: vec![vote] })
+    Ok(Outcome { best, engine: engine.id().as_str().into(), model: Some(answer.model), votes: vec![vote], ranked })
 }
 
 pub async fn run_ensemble(
@@ -224,7 +234,9 @@ pub async fn run_ensemble(
     let waited = started.elapsed().as_millis() as u64;
     for e in engines {
         if !runs.iter().any(|(id, _, _)| *id == e.id()) {
-            runs.push((e.id(), Err(EngineError::Timeout), waited));
+            let timed_out = Err(EngineError::Timeout);
+            super::runs::report(e.id(), &timed_out, waited);
+            runs.push((e.id(), timed_out, waited));
         }
     }
     vote(runs)
@@ -248,7 +260,7 @@ pub fn vote(runs: Vec<(EngineId, Result<EngineAnswer, EngineError>, u64)>) -> Re
                 tracing::warn!(engine = %id, error = %e, "ensemble member failed");
                 votes.push(EngineVote {
                     engine: id.as_str().into(),
-                    error: Some(e.to_string()),
+                    error: Some(crate::config::redact(&e.to_string()).into_owned()),
                     ms,
                     ..Default::default()
                 });
@@ -284,10 +296,25 @@ pub fn vote(runs: Vec<(EngineId, Result<EngineAnswer, EngineError>, u64)>) -> Re
         return Err(errors.into_iter().min_by_key(error_rank).unwrap_or(EngineError::Timeout));
     }
     let score = |g: &Group| 1.0 - g.members.iter().map(|(_, c)| 1.0 - f64::from(c.confidence)).product::<f64>();
-    let winner =
-        groups.into_iter().max_by(|a, b| score(a).total_cmp(&score(b)).then(a.members.len().cmp(&b.members.len())));
+    let better = |a: &Group, b: &Group| score(a).total_cmp(&score(b)).then(a.members.len().cmp(&b.members.len()));
+    let win = groups.iter().enumerate().max_by(|(_, a), (_, b)| better(a, b)).map(|(i, _)| i);
+    // The candidates list: the winner first, then the other groups by score.
+    let mut order: Vec<usize> = (0..groups.len()).filter(|i| Some(*i) != win).collect();
+    order.sort_by(|a, b| better(&groups[*b], &groups[*a]));
+    let mut ranked: Vec<Candidate> = win
+        .into_iter()
+        .chain(order)
+        .take(MAX_RANKED)
+        .filter_map(|i| {
+            let g = &groups[i];
+            let mut top = g.members.iter().max_by(|a, b| a.1.confidence.total_cmp(&b.1.confidence))?.1.clone();
+            top.confidence = score(g).min(0.99) as f32;
+            Some(top)
+        })
+        .collect();
+    let winner = win.map(|i| groups.swap_remove(i));
     let Some(g) = winner else {
-        return Ok(Outcome { best: None, engine: "ensemble".into(), model: Some(models.join(", ")), votes });
+        return Ok(Outcome { best: None, engine: "ensemble".into(), model: Some(models.join(", ")), votes, ranked });
     };
     let confidence = score(&g).min(0.99) as f32;
     let agreed: Vec<EngineId> = g.members.iter().map(|(e, _)| *e).collect();
@@ -307,6 +334,9 @@ pub fn vote(runs: Vec<(EngineId, Result<EngineAnswer, EngineError>, u64)>) -> Re
         }
         best.timestamp = best.timestamp.or(m.timestamp);
         best.preview_url = best.preview_url.clone().or_else(|| m.preview_url.clone());
+        if best.also_in.is_empty() {
+            best.also_in = m.also_in.clone();
+        }
         for r in &m.reasons {
             if !best.reasons.contains(r) {
                 best.reasons.push(r.clone());
@@ -319,7 +349,11 @@ pub fn vote(runs: Vec<(EngineId, Result<EngineAnswer, EngineError>, u64)>) -> Re
         }
     }
     best.confidence = confidence;
-    Ok(Outcome { best: Some(best), engine: "ensemble".into(), model: Some(models.join(", ")), votes })
+    // The winner's list entry carries what its members merged.
+    if let Some(first) = ranked.first_mut() {
+        *first = best.clone();
+    }
+    Ok(Outcome { best: Some(best), engine: "ensemble".into(), model: Some(models.join(", ")), votes, ranked })
 }
 
 /// Lower is more telling for the person: a config problem beats a timeout.

@@ -1,7 +1,6 @@
-//! Stored identifications: the share link, history, the reuse of earlier answers, and
-//! analytics events. Results are stored as JSON with a few columns copied out for lists;
-//! the media is never stored, only the sha256 of its bytes.
-use base64::Engine as _;
+//! Stored identifications: the share link, history and the reuse of earlier answers
+//! (analytics events live in `services::analytics`). Results are stored as JSON with a few
+//! columns copied out for lists; the media is never stored, only the sha256 of its bytes.
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -11,21 +10,12 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::result::IdentificationResult;
-use crate::entities::{analytics_event, identification};
+use crate::entities::identification;
 
 /// A reused answer must be younger than this.
 pub const REUSE_DAYS: i64 = 30;
 
-/// 128 random bits, base64url without padding (22 characters).
-pub fn new_id() -> String {
-    let bytes: [u8; 16] = rand::random();
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
-/// Plausible id shape, checked before touching the database.
-pub fn valid_id(id: &str) -> bool {
-    (16..=32).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-}
+pub use crate::services::identification_ids::{new_id, valid_id};
 
 pub struct NewRow<'a> {
     pub user_id: Option<i64>,
@@ -53,6 +43,7 @@ pub async fn insert(db: &impl ConnectionTrait, row: NewRow<'_>) -> Result<(), se
         result: Set(serde_json::to_string(r).unwrap_or_else(|_| "{}".into())),
         total_ms: Set(r.timings.total_ms as i64),
         created_at: Set(created),
+        shared: Set(true),
     }
     .insert(db)
     .await?;
@@ -63,11 +54,46 @@ fn parse(row: &identification::Model) -> Option<IdentificationResult> {
     serde_json::from_str(&row.result).ok()
 }
 
-pub async fn find(db: &impl ConnectionTrait, id: &str) -> Result<Option<IdentificationResult>, sea_orm::DbErr> {
+/// A stored identification and who may see what of it.
+pub struct Stored {
+    pub result: IdentificationResult,
+    /// The person who made it (`None`: a guest).
+    pub user_id: Option<i64>,
+    pub shared: bool,
+}
+
+impl Stored {
+    /// `viewer` made this identification: they see the whole stored result.
+    pub fn is_owner(&self, viewer: Option<i64>) -> bool {
+        self.user_id.is_some() && self.user_id == viewer
+    }
+}
+
+pub async fn find(db: &impl ConnectionTrait, id: &str) -> Result<Option<Stored>, sea_orm::DbErr> {
     if !valid_id(id) {
         return Ok(None);
     }
-    Ok(identification::Entity::find_by_id(id.to_owned()).one(db).await?.as_ref().and_then(parse))
+    let Some(row) = identification::Entity::find_by_id(id.to_owned()).one(db).await? else { return Ok(None) };
+    Ok(parse(&row).map(|result| Stored { result, user_id: row.user_id, shared: row.shared }))
+}
+
+/// Starts or stops sharing `id`, which must be `user_id`'s; false when it is not theirs.
+pub async fn set_shared(
+    db: &impl ConnectionTrait,
+    id: &str,
+    user_id: i64,
+    shared: bool,
+) -> Result<bool, sea_orm::DbErr> {
+    if !valid_id(id) {
+        return Ok(false);
+    }
+    let res = identification::Entity::update_many()
+        .col_expr(identification::Column::Shared, sea_orm::sea_query::Expr::value(shared))
+        .filter(identification::Column::Id.eq(id))
+        .filter(identification::Column::UserId.eq(user_id))
+        .exec(db)
+        .await?;
+    Ok(res.rows_affected == 1)
 }
 
 /// An earlier answer for the same bytes and mode, if recent.
@@ -88,7 +114,7 @@ pub async fn find_reusable(
 }
 
 /// One history entry (SPEC section 3 "History item").
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryItem {
     pub id: String,
@@ -118,6 +144,9 @@ fn history_item(row: &identification::Model) -> HistoryItem {
         // The names the history view reads from `fullResult` (SPEC section 3).
         m.insert("poster".into(), json!(r.poster_url));
         m.insert("streaming_platforms".into(), json!(r.streaming_platforms));
+        // History is the owner's own: the result view offers to stop (or resume) sharing.
+        m.insert("isOwner".into(), json!(true));
+        m.insert("shared".into(), json!(row.shared));
     }
     HistoryItem {
         id: row.id.clone(),
@@ -214,7 +243,7 @@ pub async fn history(
         }
         HistorySort::Confidence => q.order_by_desc(C::Confidence).order_by_desc(C::CreatedAt),
     };
-    let skip = (Ord::max(page, 1) - 1) * limit;
+    let skip = crate::db::sql_offset(Ord::max(page, 1).saturating_sub(1).saturating_mul(limit));
     let rows = q.offset(skip).limit(limit).all(db).await?;
     Ok((rows.iter().map(history_item).collect(), total, all))
 }
@@ -227,12 +256,12 @@ pub async fn clear_history(db: &impl ConnectionTrait, user_id: i64) -> Result<u6
         .rows_affected)
 }
 
-/// For the home page: the most confident recent identifications, one per title, no
-/// personal data (no user, no engine votes, no transcript).
-#[derive(Serialize, Debug)]
+/// For the home page: the most confident recent identifications, one per title. Catalog
+/// facts only: no identification id (which would open someone's result), no user, no
+/// engine votes, no transcript. Unshared identifications are left out.
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TopItem {
-    pub id: String,
     pub title: String,
     pub year: Option<String>,
     pub poster_url: Option<String>,
@@ -241,6 +270,8 @@ pub struct TopItem {
     #[serde(rename = "type")]
     pub media_type: String,
     pub genres: Vec<String>,
+    /// The catalog page (TMDB), when the title was resolved.
+    pub tmdb_url: Option<String>,
     pub created_at: String,
 }
 
@@ -248,6 +279,7 @@ pub async fn top_confident(db: &impl ConnectionTrait, n: usize) -> Result<Vec<To
     let since = Utc::now() - chrono::Duration::days(30);
     let rows = identification::Entity::find()
         .filter(identification::Column::CreatedAt.gt(since))
+        .filter(identification::Column::Shared.eq(true))
         .order_by_desc(identification::Column::Confidence)
         .order_by_desc(identification::Column::CreatedAt)
         .limit(50)
@@ -261,7 +293,6 @@ pub async fn top_confident(db: &impl ConnectionTrait, n: usize) -> Result<Vec<To
         }
         let r = parse(&row).unwrap_or_default();
         out.push(TopItem {
-            id: row.id.clone(),
             title: row.title.clone(),
             year: row.year.clone(),
             poster_url: row.poster_url.clone(),
@@ -269,6 +300,7 @@ pub async fn top_confident(db: &impl ConnectionTrait, n: usize) -> Result<Vec<To
             confidence_score: row.confidence,
             media_type: row.media_type.clone(),
             genres: r.genres,
+            tmdb_url: r.tmdb_url,
             created_at: row.created_at.to_rfc3339(),
         });
         if out.len() == n {
@@ -276,28 +308,4 @@ pub async fn top_confident(db: &impl ConnectionTrait, n: usize) -> Result<Vec<To
         }
     }
     Ok(out)
-}
-
-/// An analytics event, already bounded by the caller.
-pub struct Event {
-    pub action: String,
-    pub resource_type: Option<String>,
-    pub resource_id: Option<String>,
-    pub metadata: Option<String>,
-    pub user_id: Option<i64>,
-}
-
-pub async fn track(db: &impl ConnectionTrait, e: Event) -> Result<(), sea_orm::DbErr> {
-    analytics_event::ActiveModel {
-        action: Set(e.action),
-        resource_type: Set(e.resource_type),
-        resource_id: Set(e.resource_id),
-        metadata: Set(e.metadata),
-        user_id: Set(e.user_id),
-        created_at: Set(Utc::now()),
-        ..Default::default()
-    }
-    .insert(db)
-    .await?;
-    Ok(())
 }

@@ -2,8 +2,13 @@
 //! `audio/transcriptions` (multipart, provider-apis.md §1.5) when an OpenAI key is set,
 //! else Gemini's native audio input. The transcript goes into every engine's prompt and
 //! into the result's `audioAnalysisResults`.
-use std::path::Path;
+//!
+//! The sound track (at most the clip's measured length, see `media`) is streamed from disk
+//! on each attempt, never held whole in memory: a retry reads the file again.
+use std::path::{Path, PathBuf};
 
+use base64::Engine as _;
+use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
 use super::engine::{EngineError, EngineId};
@@ -37,14 +42,16 @@ impl Transcriber {
     }
 
     pub async fn transcribe(&self, wav: &Path, deadline: Instant) -> Result<String, EngineError> {
-        let bytes =
-            tokio::fs::read(wav).await.map_err(|e| EngineError::Unsupported(format!("sound track unreadable: {e}")))?;
+        let len = tokio::fs::metadata(wav)
+            .await
+            .map_err(|e| EngineError::Unsupported(format!("sound track unreadable: {e}")))?
+            .len();
         match self {
             Self::OpenAi { provider, model } => {
                 let key = provider.key.as_ref().ok_or_else(|| EngineError::NotConfigured("OPENAI_API_KEY".into()))?;
                 let url = provider.url("audio/transcriptions");
                 let body = send_with_retry(EngineId::Openai, deadline, &Plain, || {
-                    let part = reqwest::multipart::Part::bytes(bytes.clone())
+                    let part = reqwest::multipart::Part::stream_with_length(file_body(wav.to_path_buf(), None), len)
                         .file_name("audio.wav")
                         .mime_str("audio/wav")
                         .expect("static MIME type parses");
@@ -59,9 +66,58 @@ impl Transcriber {
                     .map_err(|e| EngineError::BadAnswer(format!("transcription is not JSON: {e}")))?;
                 Ok(v["text"].as_str().unwrap_or("").trim().to_owned())
             }
-            Self::Gemini(g) => g.transcribe(&bytes, deadline).await,
+            Self::Gemini(g) => g.transcribe(wav, deadline).await,
         }
     }
+}
+
+/// Bytes read from disk per chunk (a multiple of 3, so base64 chunks join seamlessly).
+const CHUNK: usize = 48 * 1024;
+
+/// The file as a request body, read in chunks when the request is sent; with `base64`, each
+/// chunk is encoded and the body is `prefix`, the encoded file, `suffix`.
+pub fn file_body(path: PathBuf, base64: Option<(Vec<u8>, Vec<u8>)>) -> reqwest::Body {
+    struct State {
+        path: Option<PathBuf>,
+        file: Option<tokio::fs::File>,
+        prefix: Option<Vec<u8>>,
+        suffix: Option<Vec<u8>>,
+        encode: bool,
+    }
+    let encode = base64.is_some();
+    let (prefix, suffix) = base64.map_or((None, None), |(p, s)| (Some(p), Some(s)));
+    let state = State { path: Some(path), file: None, prefix, suffix, encode };
+    let stream = futures::stream::unfold(state, |mut st| async move {
+        if let Some(p) = st.prefix.take() {
+            return Some((Ok(bytes::Bytes::from(p)), st));
+        }
+        if let Some(path) = st.path.take() {
+            match tokio::fs::File::open(&path).await {
+                Ok(f) => st.file = Some(f),
+                Err(e) => return Some((Err(e), st)),
+            }
+        }
+        if let Some(file) = st.file.as_mut() {
+            let mut buf = vec![0u8; CHUNK];
+            let mut filled = 0;
+            while filled < CHUNK {
+                match file.read(&mut buf[filled..]).await {
+                    Ok(0) => break,
+                    Ok(n) => filled += n,
+                    Err(e) => return Some((Err(e), st)),
+                }
+            }
+            if filled > 0 {
+                buf.truncate(filled);
+                let chunk =
+                    if st.encode { base64::engine::general_purpose::STANDARD.encode(&buf).into_bytes() } else { buf };
+                return Some((Ok(bytes::Bytes::from(chunk)), st));
+            }
+            st.file = None;
+        }
+        st.suffix.take().map(|s| (Ok(bytes::Bytes::from(s)), st))
+    });
+    reqwest::Body::wrap_stream(stream)
 }
 
 struct Plain;

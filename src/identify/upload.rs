@@ -1,31 +1,83 @@
-//! Receiving the upload: the multipart form of SPEC section 7 streamed into a private temp
-//! folder with the size cap applied while streaming, hashed on the way, and its real type
-//! sniffed from the bytes (the name is never trusted).
+//! Receiving the upload: its bytes (a form field the route reads, or a fetched URL)
+//! streamed into a private temp folder with the size cap applied while streaming, hashed on
+//! the way, and its real type sniffed from the bytes (the name is never trusted).
 //!
 //! Every file of one request lives in one [`WorkDir`] (a `tempfile::TempDir` under
 //! `{data_dir}/tmp`): the upload, the frames and the sound track. Dropping it deletes the
 //! folder, so a request that ends in any way (answer, error, panic, client gone) leaves
-//! nothing behind.
+//! nothing behind. A process that dies without dropping it (`kill -9`, the OOM killer, a
+//! power cut) leaves the folder, so each folder holds an OS lock on its `.owner` file while
+//! it lives: at start [`sweep`] deletes every folder whose lock nobody holds, and never one
+//! of another live node sharing the data folder.
+use std::collections::HashSet;
+use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
 
-use axum::extract::Multipart;
-use axum::extract::multipart::Field;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 
 use super::engine::MediaKind;
-use crate::error::AppError;
+use crate::outbound::{OutboundError, Scheme, StrictClient};
+
+/// Why an upload (a form field or a fetched URL) was not taken. The route turns it into an
+/// answer (`routes::api::identify_errors`); the texts here are the person's.
+#[derive(Debug, thiserror::Error)]
+pub enum UploadError {
+    /// Over the site's size limit, while streaming or by the declared length.
+    #[error("File too large. Maximum allowed size is {max_mb}MB.")]
+    TooLarge { max_mb: u64 },
+    #[error("Invalid file format: the uploaded file is empty. Please upload an image or video.")]
+    Empty,
+    /// The bytes are no image or video we know; `allowed` lists the admin's types.
+    #[error(
+        "Invalid file format: the content of this file is not an image or video. Please upload one of these formats: {allowed}."
+    )]
+    NotMedia { allowed: String },
+    /// A real image or video, of a type the admin does not accept.
+    #[error("File type \"{ext}\" not supported. Please upload one of these formats: {allowed}.")]
+    NotAllowed { ext: &'static str, allowed: String },
+    /// The bytes stopped coming before the end (the reader's reason).
+    #[error("The upload could not be read ({0}). Please try again.")]
+    Interrupted(String),
+    #[error(
+        "The url answered with a redirect (HTTP {0}), which is not followed. Give the address of the image or video itself."
+    )]
+    UrlRedirected(u16),
+    #[error("The url could not be fetched: it answered HTTP {0}. Give the address of a public image or video.")]
+    UrlStatus(u16),
+    /// The strict client refused the URL or could not fetch it.
+    #[error(transparent)]
+    Url(#[from] OutboundError),
+    /// Writing the request's folder failed: our fault, not the person's.
+    #[error("could not store the upload: {0}")]
+    Io(#[from] std::io::Error),
+}
 
 /// The request's private folder; deleted (with everything in it) when dropped.
 pub struct WorkDir {
     dir: tempfile::TempDir,
+    /// Holds the folder's lock while the folder lives (released by the OS if we die).
+    _owner: File,
 }
+
+/// Folders of this process's requests that are alive now (removed on a forced exit).
+static LIVE: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+const OWNER_FILE: &str = ".owner";
 
 impl WorkDir {
     pub fn new(data_dir: &Path) -> std::io::Result<Self> {
         let root = tmp_root(data_dir);
         std::fs::create_dir_all(&root)?;
-        Ok(Self { dir: tempfile::Builder::new().prefix("identify-").tempdir_in(root)? })
+        let dir = tempfile::Builder::new().prefix("identify-").tempdir_in(root)?;
+        let owner = File::create(dir.path().join(OWNER_FILE))?;
+        owner.try_lock().map_err(std::io::Error::other)?;
+        if let Ok(mut live) = LIVE.lock() {
+            live.get_or_insert_with(HashSet::new).insert(dir.path().to_path_buf());
+        }
+        Ok(Self { dir, _owner: owner })
     }
     pub fn path(&self) -> &Path {
         self.dir.path()
@@ -35,9 +87,63 @@ impl WorkDir {
     }
 }
 
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if let Ok(mut live) = LIVE.lock()
+            && let Some(set) = live.as_mut()
+        {
+            set.remove(self.dir.path());
+        }
+    }
+}
+
 /// Where request folders are made: `{data_dir}/tmp`.
 pub fn tmp_root(data_dir: &Path) -> PathBuf {
     data_dir.join("tmp")
+}
+
+/// How long an entry without an owner lock is left alone (it may be a folder another node
+/// is creating this instant).
+const UNOWNED_GRACE: Duration = Duration::from_secs(60);
+
+/// Deletes what dead processes left in `{data_dir}/tmp`: request folders whose owner lock is
+/// free, and anything without an owner older than a minute. Returns how many entries went.
+pub fn sweep(data_dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(tmp_root(data_dir)) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let Ok(meta) = entry.metadata() else { continue };
+        let old = meta.modified().ok().and_then(|m| m.elapsed().ok()).is_some_and(|age| age > UNOWNED_GRACE);
+        let abandoned = if meta.is_dir() {
+            match File::options().write(true).open(path.join(OWNER_FILE)) {
+                // Lockable: its owner is gone.
+                Ok(f) => f.try_lock().is_ok(),
+                Err(_) => old,
+            }
+        } else {
+            old
+        };
+        if !abandoned {
+            continue;
+        }
+        let gone = if meta.is_dir() { std::fs::remove_dir_all(&path) } else { std::fs::remove_file(&path) };
+        match gone {
+            Ok(()) => removed += 1,
+            Err(e) => tracing::warn!("could not delete the leftover upload {}: {e}", path.display()),
+        }
+    }
+    removed
+}
+
+/// Deletes the folders of this process's requests still running: the last thing a forced
+/// exit does, so that "uploads are deleted after analysis" holds then too.
+pub fn remove_live_dirs() {
+    let dirs: Vec<PathBuf> =
+        LIVE.lock().ok().and_then(|mut l| l.take()).map(|s| s.into_iter().collect()).unwrap_or_default();
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
 }
 
 /// The uploaded file, on disk inside the request's [`WorkDir`].
@@ -56,14 +162,6 @@ pub struct Upload {
     pub kind: MediaKind,
 }
 
-/// The fields of `POST /api/identify`.
-pub struct IdentifyForm {
-    pub upload: Upload,
-    pub mode: String,
-    pub use_audio_analysis: bool,
-    pub use_enhanced_analysis: bool,
-}
-
 /// Limits that apply while reading the form.
 pub struct UploadRules {
     pub max_bytes: u64,
@@ -72,115 +170,73 @@ pub struct UploadRules {
     pub allowed: Vec<String>,
 }
 
-const MAX_TEXT_FIELD: usize = 256;
-
-/// Reads the whole form, streaming the `file` field to `work`.
-pub async fn read_form(
-    mut multipart: Multipart,
+/// Fetches `url` into `work` as the upload: only a public address (no redirects, time and
+/// size capped by the strict client, the size cap of uploads on top), and its content
+/// sniffed and checked like an uploaded file's.
+pub async fn fetch_url(
+    url: &str,
     work: &WorkDir,
     rules: &UploadRules,
-) -> Result<IdentifyForm, AppError> {
-    let mut upload = None;
-    let mut mode = String::new();
-    let mut use_audio = true;
-    let mut enhanced = true;
-    while let Some(field) = multipart.next_field().await.map_err(multipart_error(rules))? {
-        let name = field.name().unwrap_or("").to_owned();
-        match name.as_str() {
-            "file" => {
-                if upload.is_some() {
-                    return Err(AppError::BadRequest("Please upload one file at a time.".into()));
-                }
-                upload = Some(stream_file(field, work, rules).await?);
-            }
-            "mode" => mode = text_field(field, rules).await?,
-            "useAudioAnalysis" => use_audio = parse_flag(&text_field(field, rules).await?, true),
-            "useEnhancedAnalysis" => enhanced = parse_flag(&text_field(field, rules).await?, true),
-            // Unknown fields are read and ignored (bounded like the others).
-            _ => {
-                text_field(field, rules).await?;
-            }
-        }
+    outbound: &StrictClient,
+) -> Result<Upload, UploadError> {
+    use futures::TryStreamExt;
+    let req = outbound.request(reqwest::Method::GET, url, Scheme::HttpOrHttps)?;
+    let res = outbound.send(req).await?;
+    let status = res.status();
+    if status.is_redirection() {
+        return Err(UploadError::UrlRedirected(status.as_u16()));
     }
-    let upload = upload.ok_or_else(|| {
-        AppError::BadRequest("No file was uploaded. Attach an image or video in the \"file\" field.".into())
-    })?;
-    Ok(IdentifyForm { upload, mode, use_audio_analysis: use_audio, use_enhanced_analysis: enhanced })
-}
-
-fn parse_flag(v: &str, default: bool) -> bool {
-    match v.trim().to_ascii_lowercase().as_str() {
-        "true" | "1" | "yes" | "on" => true,
-        "false" | "0" | "no" | "off" => false,
-        _ => default,
+    if !status.is_success() {
+        return Err(UploadError::UrlStatus(status.as_u16()));
     }
-}
-
-pub fn too_large(max_mb: u64) -> AppError {
-    AppError::PayloadTooLarge(format!("File too large. Maximum allowed size is {max_mb}MB."))
-}
-
-fn multipart_error(rules: &UploadRules) -> impl Fn(axum::extract::multipart::MultipartError) -> AppError + '_ {
-    move |e| {
-        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            too_large(rules.max_mb)
-        } else {
-            AppError::BadRequest(format!("The upload could not be read ({}). Please try again.", e.body_text()))
-        }
+    if res.content_length().is_some_and(|n| n > rules.max_bytes) {
+        return Err(UploadError::TooLarge { max_mb: rules.max_mb });
     }
-}
-
-async fn text_field(mut field: Field<'_>, rules: &UploadRules) -> Result<String, AppError> {
-    let mut buf = Vec::new();
-    while let Some(chunk) = field.chunk().await.map_err(multipart_error(rules))? {
-        buf.extend_from_slice(&chunk);
-        if buf.len() > MAX_TEXT_FIELD {
-            return Err(AppError::BadRequest("A form field is too long.".into()));
-        }
-    }
-    Ok(String::from_utf8_lossy(&buf).trim().to_owned())
+    let filename =
+        res.url().path_segments().and_then(|mut s| s.next_back()).filter(|s| !s.is_empty()).map(str::to_owned);
+    let chunks = res.bytes_stream().map_err(|e| UploadError::Url(crate::outbound::map_error(e)));
+    write_upload(chunks, filename, work, rules).await
 }
 
 /// How many leading bytes we keep for type sniffing.
 const SNIFF_BYTES: usize = 8192;
 
-async fn stream_file(mut field: Field<'_>, work: &WorkDir, rules: &UploadRules) -> Result<Upload, AppError> {
-    let filename = field.file_name().map(|n| n.chars().take(200).collect::<String>());
+/// Writes the bytes of an upload (a form field or a fetched URL) to `work`: size-capped,
+/// hashed, and sniffed against the allowed types.
+pub async fn write_upload(
+    chunks: impl futures::Stream<Item = Result<bytes::Bytes, UploadError>>,
+    filename: Option<String>,
+    work: &WorkDir,
+    rules: &UploadRules,
+) -> Result<Upload, UploadError> {
+    use futures::TryStreamExt;
+    let filename = filename.map(|n| n.chars().take(200).collect::<String>());
     let path = work.file("upload");
-    let mut file = tokio::fs::File::create(&path).await.map_err(|e| AppError::Internal(e.into()))?;
+    let mut file = tokio::fs::File::create(&path).await?;
     let mut hasher = Sha256::new();
     let mut head = Vec::with_capacity(SNIFF_BYTES);
     let mut size: u64 = 0;
-    while let Some(chunk) = field.chunk().await.map_err(multipart_error(rules))? {
+    let mut chunks = std::pin::pin!(chunks);
+    while let Some(chunk) = chunks.try_next().await? {
         size += chunk.len() as u64;
         if size > rules.max_bytes {
-            return Err(too_large(rules.max_mb));
+            return Err(UploadError::TooLarge { max_mb: rules.max_mb });
         }
         if head.len() < SNIFF_BYTES {
             let take = (SNIFF_BYTES - head.len()).min(chunk.len());
             head.extend_from_slice(&chunk[..take]);
         }
         hasher.update(&chunk);
-        file.write_all(&chunk).await.map_err(|e| AppError::Internal(e.into()))?;
+        file.write_all(&chunk).await?;
     }
-    file.flush().await.map_err(|e| AppError::Internal(e.into()))?;
+    file.flush().await?;
     drop(file);
     if size == 0 {
-        return Err(AppError::Unprocessable(
-            "Invalid file format: the uploaded file is empty. Please upload an image or video.".into(),
-        ));
+        return Err(UploadError::Empty);
     }
-    let (mime, ext, kind) = sniff(&head).ok_or_else(|| {
-        AppError::Unprocessable(format!(
-            "Invalid file format: the content of this file is not an image or video. Please upload one of these formats: {}.",
-            rules.allowed.join(", ")
-        ))
-    })?;
+    let (mime, ext, kind) = sniff(&head).ok_or_else(|| UploadError::NotMedia { allowed: rules.allowed.join(", ") })?;
     if !is_allowed(ext, &rules.allowed) {
-        return Err(AppError::Unprocessable(format!(
-            "File type \"{ext}\" not supported. Please upload one of these formats: {}.",
-            rules.allowed.join(", ")
-        )));
+        return Err(UploadError::NotAllowed { ext, allowed: rules.allowed.join(", ") });
     }
     Ok(Upload {
         path,
@@ -234,6 +290,26 @@ mod tests {
     fn sniffing_ignores_names() {
         assert!(sniff(b"hello, I am a text file").is_none());
         assert_eq!(sniff(&[0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, b'J', b'F', b'I', b'F']).unwrap().1, "jpg");
+    }
+
+    #[test]
+    fn the_sweep_deletes_what_the_dead_left_and_spares_the_living() {
+        let data = tempfile::tempdir().unwrap();
+        let live = WorkDir::new(data.path()).unwrap();
+        std::fs::write(live.file("upload"), b"x").unwrap();
+        // A folder of a process that died: its lock file is there, unlocked.
+        let dead = tmp_root(data.path()).join("identify-dead");
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(dead.join(OWNER_FILE), b"").unwrap();
+        std::fs::write(dead.join("upload"), b"secret frames").unwrap();
+        // A folder being made this instant (no lock yet) is left for now.
+        let fresh = tmp_root(data.path()).join("identify-fresh");
+        std::fs::create_dir_all(&fresh).unwrap();
+        assert_eq!(sweep(data.path()), 1);
+        assert!(!dead.exists() && fresh.exists() && live.path().exists());
+        drop(live);
+        std::fs::remove_dir(&fresh).unwrap();
+        assert_eq!(std::fs::read_dir(tmp_root(data.path())).unwrap().count(), 0);
     }
 
     #[test]

@@ -23,9 +23,7 @@ use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{Context, bail};
 use memmap2::Mmap;
@@ -35,7 +33,7 @@ use rustfft::{Fft, FftPlanner};
 
 use super::frames::FfmpegPipe;
 use super::store::VideoRecord;
-use super::{LibraryIndex, LibraryMatch, SearchAnswer};
+use super::{LibraryIndex, LibraryMatch};
 
 /// Sample rate the soundtrack is decoded at.
 pub const RATE: u32 = 8000;
@@ -255,19 +253,39 @@ pub fn landmarks(samples: &[i16], density: Density) -> Vec<Landmark> {
 /// Returns the landmarks and the seconds of sound decoded; a file without an audio stream
 /// gives none.
 pub fn fingerprint_file(path: &Path, density: Density) -> anyhow::Result<(Vec<Landmark>, f64)> {
-    let mut pipe = FfmpegPipe::spawn(
-        Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-i"])
-            .arg(path)
-            .args(["-vn", "-sn", "-dn", "-map", "0:a:0?", "-ac", "1", "-ar", &RATE.to_string()])
-            .args(["-f", "s16le", "pipe:1"]),
-    )?;
+    let seconds = super::frames::probe(path).map_or(super::frames::MAX_QUERY_SECONDS, |p| p.duration + 1.0);
+    fingerprint_file_within(path, density, seconds, &super::frames::Budget::default())
+}
+
+/// [`fingerprint_file`] reading at most `seconds` of sound, stopped by the budget's token.
+pub fn fingerprint_file_within(
+    path: &Path,
+    density: Density,
+    seconds: f64,
+    budget: &super::frames::Budget,
+) -> anyhow::Result<(Vec<Landmark>, f64)> {
+    let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
+    let mut cmd = crate::ffmpeg::command("ffmpeg", limits);
+    cmd.args(["-nostdin", "-v", "error", "-t", &format!("{seconds:.3}")])
+        .args(crate::ffmpeg::Input { path, format: budget.format }.args())
+        .args(["-vn", "-sn", "-dn", "-map", "0:a:0?", "-ac", "1", "-ar", &RATE.to_string()])
+        .args(["-f", "s16le", "pipe:1"]);
+    let mut pipe = FfmpegPipe::spawn(&mut cmd, budget.cancel.as_ref())?;
+    let max_samples = ((seconds + 1.0) * f64::from(RATE)) as u64;
+    let mut stopped = false;
     let mut picker = PeakPicker::new();
     let mut bytes = vec![0u8; 64 * 1024];
     let mut carry: Option<u8> = None;
     let mut samples: Vec<i16> = Vec::with_capacity(32 * 1024);
     let mut total = 0u64;
     loop {
+        if budget.cancelled() {
+            anyhow::bail!("stopped: the work was cancelled");
+        }
+        if total >= max_samples {
+            stopped = true;
+            break;
+        }
         let n = pipe.stdout.read(&mut bytes)?;
         if n == 0 {
             break;
@@ -286,7 +304,12 @@ pub fn fingerprint_file(path: &Path, density: Density) -> anyhow::Result<(Vec<La
         total += samples.len() as u64;
         picker.push(&samples);
     }
-    pipe.finish("could not decode the soundtrack")?;
+    if stopped {
+        // Dropping the pipe kills ffmpeg: a gap in the timestamps cannot become hours of silence.
+        drop(pipe);
+    } else {
+        pipe.finish("could not decode the soundtrack")?;
+    }
     let (peaks, _) = picker.finish();
     Ok((pair(&thin(peaks, density.peaks_per_second), density.fan_out), total as f64 / RATE as f64))
 }
@@ -478,11 +501,21 @@ impl LibraryIndex {
     /// Matches a clip by its soundtrack alone: `Ok(None)` when there is no indexed audio, the
     /// clip is silent or nothing clears the threshold.
     pub fn search_audio(&self, path: &Path) -> anyhow::Result<Option<(AudioHit, LibraryMatch)>> {
+        self.search_audio_within(path, &super::frames::Budget::default())
+    }
+
+    /// [`Self::search_audio`] within a decode budget.
+    pub fn search_audio_within(
+        &self,
+        path: &Path,
+        budget: &super::frames::Budget,
+    ) -> anyhow::Result<Option<(AudioHit, LibraryMatch)>> {
         let segments = self.audio_segments();
         if segments.is_empty() {
             return Ok(None);
         }
-        let (query, seconds) = fingerprint_file(path, QUERY_DENSITY)?;
+        let seconds = budget.seconds(super::frames::probe_as(path, budget.format).map_or(0.0, |p| p.duration));
+        let (query, seconds) = fingerprint_file_within(path, QUERY_DENSITY, seconds, budget)?;
         Ok(self.match_audio(&segments, &query, seconds))
     }
 
@@ -510,56 +543,6 @@ impl LibraryIndex {
         let mut m = self.make_match(video, from, at, to, dist, super::STILL_ACCEPT, "audio", false);
         m.similarity = similarity;
         m
-    }
-
-    /// Searches a clip by picture and soundtrack and fuses the answers: when both tiers name
-    /// the same video and moment, the match is stronger than either; when only one clears
-    /// its threshold, that one answers (audio carries a dark, blurred or cropped picture);
-    /// when neither does, there is no match. Clips without sound are the picture's alone.
-    pub fn search_clip_av(&self, path: &Path) -> anyhow::Result<SearchAnswer> {
-        let started = Instant::now();
-        let (visual, audio) = rayon::join(|| self.search_clip(path), || self.search_audio(path));
-        let audio = audio.unwrap_or_else(|e| {
-            tracing::warn!("library: audio search of {} failed: {e:#}", path.display());
-            None
-        });
-        let mut answer = match visual {
-            Ok(a) => a,
-            Err(e) => match &audio {
-                // Not readable as a video (e.g. a sound file): the soundtrack may still answer.
-                Some(_) => SearchAnswer::none(format!("{e:#}"), 0, self.list().len(), started),
-                None => return Err(e),
-            },
-        };
-        if let Some((_, am)) = audio {
-            answer.best = Some(match answer.best.take() {
-                None => am,
-                Some(vm) => fuse(vm, am),
-            });
-            answer.reason = None;
-        }
-        answer.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-        Ok(answer)
-    }
-}
-
-/// Fuses a picture match and a sound match of the same clip.
-pub fn fuse(visual: LibraryMatch, audio: LibraryMatch) -> LibraryMatch {
-    let agree = visual.video_id == audio.video_id && (visual.from - audio.from).abs() <= 1.0;
-    if agree {
-        // Two independent pieces of evidence: at their thresholds (0.5 each) 0.75 together.
-        let s = 1.0 - (1.0 - visual.similarity) * (1.0 - audio.similarity);
-        let mut m = audio;
-        m.similarity = ((s.min(0.999) * 1000.0).round() / 1000.0).max(visual.similarity);
-        m.distance = visual.distance;
-        m.mirrored = visual.mirrored;
-        m.tier = "clip+audio";
-        // The soundtrack's offset is to 32 ms; the picture's to a quarter second.
-        m
-    } else if audio.similarity > visual.similarity {
-        audio
-    } else {
-        visual
     }
 }
 

@@ -76,7 +76,7 @@ pub fn apply(meta: &VideoMeta, patch: &MetaPatch) -> Result<VideoMeta, EditError
 }
 
 /// One indexed video as the admin sees it.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdminVideo {
     pub id: u32,

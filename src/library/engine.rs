@@ -10,18 +10,27 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{LibraryIndex, LibraryMatch, SearchAnswer};
+use super::{Appearance, LibraryIndex, LibraryMatch, SearchAnswer, frames};
+use crate::identify::admission::Admission;
 use crate::identify::engine::{
-    Candidate, Engine, EngineAnswer, EngineError, EngineId, MediaKind, Sample, Timestamp, TitleKind,
+    Candidate, Engine, EngineAnswer, EngineError, EngineId, MediaKind, Sample, SceneAppearance, Timestamp, TitleKind,
 };
 
 pub struct LibraryEngine {
     index: Arc<LibraryIndex>,
+    /// This node's admission control: searches wait for a slot of their own.
+    admission: Option<Arc<Admission>>,
 }
 
 impl LibraryEngine {
     pub fn new(index: Arc<LibraryIndex>) -> Self {
-        Self { index }
+        Self { index, admission: None }
+    }
+
+    /// Searches run only when `admission` gives them a slot (see `Admission::library`).
+    pub fn with_admission(mut self, admission: Arc<Admission>) -> Self {
+        self.admission = Some(admission);
+        self
     }
 }
 
@@ -36,10 +45,15 @@ fn candidate(m: &LibraryMatch) -> Candidate {
         "clip+audio" => "The picture and the soundtrack match",
         _ => "The frame matches",
     };
+    // The title, not the file: reasons are part of the result a share link shows.
     let mut reasons = vec![format!(
         "{what} {} at {:.1} s in the operator's library ({}, similarity {:.2}).",
-        m.file, m.at, m.tier, m.similarity
+        m.title, m.at, m.tier, m.similarity
     )];
+    if !m.also_in.is_empty() {
+        let names: Vec<String> = m.also_in.iter().map(appearance_name).collect();
+        reasons.push(format!("The same scene is also in {}.", names.join(", ")));
+    }
     if m.mirrored {
         reasons.push("The picture is mirrored left to right.".into());
     }
@@ -56,6 +70,28 @@ fn candidate(m: &LibraryMatch) -> Candidate {
         imdb_id: None,
         timestamp: Some(Timestamp { from: m.from, at: m.at, to: m.to }),
         preview_url: Some(m.preview_url.clone()),
+        also_in: m
+            .also_in
+            .iter()
+            .map(|a| SceneAppearance {
+                title: a.title.clone(),
+                year: a.year,
+                media_type: a.media_type.to_owned(),
+                season: a.season,
+                episode: a.episode,
+                timestamp: Some(Timestamp { from: a.from, at: a.at, to: a.to }),
+            })
+            .collect(),
+    }
+}
+
+/// "Show S01E02", "Title (2008)" or the bare title.
+fn appearance_name(a: &Appearance) -> String {
+    match (a.season, a.episode, a.year) {
+        (Some(s), Some(e), _) => format!("{} S{s:02}E{e:02}", a.title),
+        (None, Some(e), _) => format!("{} episode {e}", a.title),
+        (_, None, Some(y)) => format!("{} ({y})", a.title),
+        _ => a.title.clone(),
     }
 }
 
@@ -71,10 +107,21 @@ impl Engine for LibraryEngine {
 
     async fn identify(&self, sample: &Sample, deadline: Instant) -> Result<EngineAnswer, EngineError> {
         let index = self.index.clone();
+        // A search takes every core for a while: one slot per search, waited for until the deadline.
+        let _slot = match &self.admission {
+            Some(a) => Some(a.library(deadline).await.ok_or(EngineError::Timeout)?),
+            None => None,
+        };
+        // Stop the blocking search when this future is dropped (deadline, client gone) too.
+        let cancel = sample.cancel.child_token();
+        let _stop = cancel.clone().drop_guard();
         let work = match sample.kind {
             MediaKind::Video => {
                 let path = sample.original.clone();
-                tokio::task::spawn_blocking(move || index.search_clip_av(&path))
+                // At most the measured length of the upload, read as its sniffed type.
+                let seconds = sample.duration.unwrap_or(frames::MAX_QUERY_SECONDS) + 1.0;
+                let budget = frames::Budget::upload(seconds, &sample.ext, cancel.clone());
+                tokio::task::spawn_blocking(move || index.search_clip_av_within(&path, &budget))
             }
             MediaKind::Image => {
                 let frame = sample.frames.first().ok_or_else(|| EngineError::Unsupported("no picture".into()))?;

@@ -2,10 +2,10 @@
 //! preview picture, and read the soundtrack as mono samples.
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, ChildStdout, Command, Stdio};
-use std::thread::JoinHandle;
+use std::process::Stdio;
 
 use anyhow::{Context, bail};
+use tokio_util::sync::CancellationToken;
 
 /// Videos are decoded for indexing at this rate (about every frame of film and TV): in a fast
 /// pan even a quarter or an eighth of a second is a different picture. Which decoded frames
@@ -27,9 +27,14 @@ pub struct Probe {
 }
 
 pub fn probe(path: &Path) -> anyhow::Result<Probe> {
-    let out = Command::new("ffprobe")
+    probe_as(path, None)
+}
+
+/// [`probe`] with the demuxer forced (an upload's sniffed type) or, with `None`, allow-listed.
+pub fn probe_as(path: &Path, format: Option<&'static str>) -> anyhow::Result<Probe> {
+    let out = crate::ffmpeg::command("ffprobe", crate::ffmpeg::Limits::PREVIEW)
         .args(["-v", "error", "-print_format", "json", "-show_format", "-show_streams"])
-        .arg(path)
+        .args(crate::ffmpeg::Input { path, format }.args())
         .stdin(Stdio::null())
         .output()
         .context("cannot run ffprobe (is ffmpeg installed?)")?;
@@ -60,19 +65,87 @@ pub(super) fn first_line(s: &str) -> String {
     s.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("unknown error").chars().take(200).collect()
 }
 
+/// What one decode may spend (see `crate::ffmpeg`): how much of the input it reads, what
+/// demuxer reads it, and a token that stops it.
+#[derive(Clone, Debug, Default)]
+pub struct Budget {
+    /// Seconds of input to read at most (`-t`); the frame and sample loops stop there too.
+    /// `None`: the length the file declares, plus a second (a query clip is never longer
+    /// than [`MAX_QUERY_SECONDS`]).
+    pub max_seconds: Option<f64>,
+    /// The demuxer of an upload's sniffed type; `None` for the operator's files (an
+    /// allow-list of demuxers then applies).
+    pub format: Option<&'static str>,
+    /// Stops the child and the loop at once.
+    pub cancel: Option<CancellationToken>,
+}
+
+/// The longest query clip decoded when nothing else bounds it.
+pub const MAX_QUERY_SECONDS: f64 = 600.0;
+
+impl Budget {
+    /// An upload: the measured length, the sniffed type, the request's token.
+    pub fn upload(max_seconds: f64, ext: &str, cancel: CancellationToken) -> Self {
+        Self { max_seconds: Some(max_seconds), format: crate::ffmpeg::demuxer_for(ext), cancel: Some(cancel) }
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
+    }
+
+    /// Input options: the read limit, local files only, the demuxer, `-i file:PATH`.
+    fn input_args(&self, path: &Path, seconds: f64) -> Vec<std::ffi::OsString> {
+        let mut a: Vec<std::ffi::OsString> = vec!["-t".into(), format!("{seconds:.3}").into()];
+        a.extend(crate::ffmpeg::Input { path, format: self.format }.args());
+        a
+    }
+
+    /// Seconds to read of a file that declares `declared` seconds.
+    pub fn seconds(&self, declared: f64) -> f64 {
+        self.max_seconds.unwrap_or((declared + 1.0).min(MAX_QUERY_SECONDS)).max(0.5)
+    }
+}
+
 /// Streams frames sampled at `fps` (`FRAME_SIDE`² gray bytes) with their time in seconds to
-/// `each`. Returns how many frames were decoded and ffmpeg's complaints, if it reported any.
-pub fn decode_frames(path: &Path, fps: u32, mut each: impl FnMut(f64, &[u8])) -> anyhow::Result<(u32, String)> {
+/// `each`, for at most `seconds` of input and `seconds × fps` frames (a timestamp gap cannot
+/// make the fps filter repeat a frame for hours). Returns how many frames were decoded and
+/// ffmpeg's complaints, if it reported any.
+pub fn decode_frames(
+    path: &Path,
+    fps: u32,
+    seconds: f64,
+    budget: &Budget,
+    mut each: impl FnMut(f64, &[u8]),
+) -> anyhow::Result<(u32, String)> {
     let filter = format!("fps={fps},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
-    let mut pipe = FfmpegPipe::spawn(
-        Command::new("ffmpeg")
-            .args(["-nostdin", "-v", "error", "-threads", "0", "-i"])
-            .arg(path)
-            .args(["-an", "-sn", "-dn", "-vf", &filter, "-f", "rawvideo", "-pix_fmt", "gray", "pipe:1"]),
-    )?;
+    let max_frames = (seconds * f64::from(fps)).ceil() as u32 + fps;
+    let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
+    let mut cmd = crate::ffmpeg::command("ffmpeg", limits);
+    cmd.args(["-nostdin", "-v", "error", "-threads", "2"]).args(budget.input_args(path, seconds)).args([
+        "-an",
+        "-sn",
+        "-dn",
+        "-vf",
+        &filter,
+        "-frames:v",
+        &max_frames.to_string(),
+        "-f",
+        "rawvideo",
+        "-pix_fmt",
+        "gray",
+        "pipe:1",
+    ]);
+    let mut pipe = FfmpegPipe::spawn(&mut cmd, budget.cancel.as_ref())?;
     let mut buf = vec![0u8; FRAME_SIDE * FRAME_SIDE];
     let mut n = 0u32;
     loop {
+        if budget.cancelled() {
+            bail!("stopped: the work was cancelled");
+        }
+        if n >= max_frames {
+            // Dropping the pipe kills ffmpeg.
+            return Ok((n, "stopped at the frame budget".into()));
+        }
         match pipe.stdout.read_exact(&mut buf) {
             Ok(()) => {
                 each(n as f64 / fps as f64, &buf);
@@ -86,50 +159,14 @@ pub fn decode_frames(path: &Path, fps: u32, mut each: impl FnMut(f64, &[u8])) ->
     Ok((n, complaints))
 }
 
-/// ffmpeg streaming raw pixels or samples to a pipe we read, its complaints collected on a
-/// thread of their own so that a full stderr pipe never stalls it.
-pub(super) struct FfmpegPipe {
-    child: Child,
-    pub stdout: ChildStdout,
-    stderr: JoinHandle<String>,
-}
-
-impl FfmpegPipe {
-    /// Starts `cmd` (an `ffmpeg` command writing to `pipe:1`) with piped output.
-    pub fn spawn(cmd: &mut Command) -> anyhow::Result<Self> {
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot run ffmpeg (is it installed?)")?;
-        let mut err = child.stderr.take().context("no stderr")?;
-        let stderr = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = err.read_to_string(&mut s);
-            s
-        });
-        let stdout = child.stdout.take().context("no stdout")?;
-        Ok(Self { child, stdout, stderr })
-    }
-
-    /// Waits for ffmpeg to exit. A failure is `what` with ffmpeg's first complaint; on
-    /// success the complaints (warnings about a damaged stream, say) are returned.
-    pub fn finish(mut self, what: &str) -> anyhow::Result<String> {
-        let status = self.child.wait()?;
-        let complaints = self.stderr.join().unwrap_or_default();
-        if !status.success() {
-            bail!("{what}: {}", first_line(&complaints));
-        }
-        Ok(complaints)
-    }
-}
+/// ffmpeg streaming raw pixels or samples to a pipe we read (see `crate::ffmpeg::Pipe`).
+pub(super) use crate::ffmpeg::Pipe as FfmpegPipe;
 
 /// One JPEG picture of the source at `at` seconds, `width` pixels wide.
 pub fn cut_preview(path: &Path, at: f64, width: u32) -> anyhow::Result<Vec<u8>> {
-    let out = Command::new("ffmpeg")
-        .args(["-nostdin", "-v", "error", "-ss", &format!("{at:.3}"), "-i"])
-        .arg(path)
+    let out = crate::ffmpeg::command("ffmpeg", crate::ffmpeg::Limits::PREVIEW)
+        .args(["-nostdin", "-v", "error", "-threads", "1", "-ss", &format!("{at:.3}"), "-t", "10"])
+        .args(crate::ffmpeg::Input::library(path).args())
         .args(["-frames:v", "1", "-an", "-vf", &format!("scale={width}:-2"), "-f", "image2pipe", "-c:v", "mjpeg"])
         .args(["-q:v", "5", "pipe:1"])
         .stdin(Stdio::null())
@@ -143,7 +180,7 @@ pub fn cut_preview(path: &Path, at: f64, width: u32) -> anyhow::Result<Vec<u8>> 
 
 /// The soundtrack as mono 16-bit samples at `rate` Hz (empty when there is no audio).
 pub fn decode_audio(path: &Path, rate: u32) -> anyhow::Result<Vec<i16>> {
-    let out = Command::new("ffmpeg")
+    let out = crate::ffmpeg::command("ffmpeg", crate::ffmpeg::Limits::INDEX)
         .args(["-nostdin", "-v", "error", "-i"])
         .arg(path)
         .args(["-vn", "-sn", "-ac", "1", "-ar", &rate.to_string(), "-f", "s16le", "pipe:1"])

@@ -78,12 +78,20 @@ pub const MIN_QUALITY: u8 = 25;
 /// belongs to the border while nearly all its pixels stay close to the edge's own colour.
 /// At most 35% of a side is removed, so a dark scene is never eaten whole.
 pub fn active_area(img: GrayView<'_>) -> Rect {
-    let (w, h) = (img.width, img.height);
-    let full = Rect { x0: 0, y0: 0, x1: w, y1: h };
+    active_area_in(img, Rect { x0: 0, y0: 0, x1: img.width, y1: img.height })
+}
+
+/// [`active_area`] of the part `within` of the picture, as if that part were the whole frame.
+/// A query whose bars were found another way is cut again by this rule, because the indexed
+/// frame went through it: a dark film's flat dark edge was cut at indexing, and a query in
+/// grey bars must lose that edge too, not only its bars.
+pub fn active_area_in(img: GrayView<'_>, within: Rect) -> Rect {
+    let (w, h) = (within.width(), within.height());
     if w < 8 || h < 8 {
-        return full;
+        return within;
     }
-    let px = |x: usize, y: usize| img.pixels[y * w + x] as i32;
+    let (ox, oy) = (within.x0, within.y0);
+    let px = |x: usize, y: usize| img.pixels[(oy + y) * img.width + ox + x] as i32;
     let flat = |vals: &mut dyn Iterator<Item = i32>, reference: i32, len: usize| {
         let close = vals.filter(|v| (v - reference).abs() <= 12).count();
         close * 100 >= len * 96
@@ -104,7 +112,7 @@ pub fn active_area(img: GrayView<'_>) -> Rect {
         y1 -= 1;
     }
     if y1 <= y0 + 8 {
-        return full;
+        return within;
     }
     let rows = y1 - y0;
     let left_ref = median_of((y0..y1).map(|y| px(0, y)).collect());
@@ -119,9 +127,9 @@ pub fn active_area(img: GrayView<'_>) -> Rect {
         x1 -= 1;
     }
     if x1 <= x0 + 8 {
-        return full;
+        return within;
     }
-    Rect { x0, y0, x1, y1 }
+    Rect { x0: ox + x0, y0: oy + y0, x1: ox + x1, y1: oy + y1 }
 }
 
 /// Per output cell, the source pixels it covers and their overlap weights (area averaging).
@@ -275,17 +283,60 @@ pub fn hash_frame(img: GrayView<'_>) -> FrameHash {
     hash_rect(img, active_area(img))
 }
 
-/// The hypotheses a query is searched under: the active picture, and when borders were
-/// found, the whole picture too (dark content at an edge can pass for a bar on one side
-/// and not on the other, e.g. after a contrast boost).
-pub fn query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
-    let area = active_area(img);
-    let mut out = vec![hash_rect(img, area)];
+/// The rectangles a query is searched under, best guess first: the active picture (flat
+/// borders cut as the index cuts them), then, when they differ, the whole picture (dark
+/// content at an edge can pass for a bar on one side and not on the other, e.g. after a
+/// contrast boost), the picture inside borders found by their edges
+/// ([`framed_area`](super::borders::framed_area): a player, a blurred copy with a clear
+/// edge) and inside bars found by their lack of detail
+/// ([`detail_area`](super::borders::detail_area): bars of any colour, blurred copies); each
+/// found picture is also cut again by the index's own flat rule ([`active_area_in`]), since
+/// the indexed frame went through it.
+pub fn query_rects(img: GrayView<'_>) -> Vec<Rect> {
+    query_rects_with(img, super::borders::detail_area(img))
+}
+
+/// [`query_rects`] with the bars-by-detail rectangle found by the caller (a still finds it at
+/// a finer resolution than the 128 square).
+pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
     let full = Rect { x0: 0, y0: 0, x1: img.width, y1: img.height };
+    let area = active_area(img);
+    let mut out = vec![area];
+    // Rectangles a pixel apart hash alike: one of them is enough.
+    let mut push = |r: Rect| {
+        let near = |a: usize, b: usize| a.abs_diff(b) <= 1;
+        if !out.iter().any(|o| near(o.x0, r.x0) && near(o.x1, r.x1) && near(o.y0, r.y0) && near(o.y1, r.y1)) {
+            out.push(r);
+        }
+    };
     if area != full {
-        out.push(hash_rect(img, full));
+        push(full);
+        push(active_area_in(img, area));
+    }
+    // Bars by detail at the 128 square too: a still's finer look can miss what it sees.
+    let coarse = super::borders::detail_area(img);
+    for found in [super::borders::framed_area(img), detail, coarse] {
+        if found != full {
+            push(found);
+            push(active_area_in(img, found));
+        }
+    }
+    for found in [detail, coarse] {
+        if let Some(c) = super::borders::centred(found, img.width, img.height) {
+            push(c);
+        }
     }
     out
+}
+
+/// The hashes of [`query_rects`], in the same order.
+pub fn query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
+    query_rects(img).into_iter().map(|r| hash_rect(img, r)).collect()
+}
+
+/// The hashes of [`query_rects_with`], in the same order.
+pub fn query_hashes_with(img: GrayView<'_>, detail: Rect) -> Vec<FrameHash> {
+    query_rects_with(img, detail).into_iter().map(|r| hash_rect(img, r)).collect()
 }
 
 /// The crop tier indexes the centred window holding this share of each side of the active

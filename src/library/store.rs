@@ -79,26 +79,99 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// Reads `catalog.json`. A damaged catalog does not stop anyone: it is moved aside as
+    /// `catalog.json.damaged-{time}` (kept for the operator), the log says so, and the last
+    /// good copy (`catalog.json.bak`, written before every save) is used, else an empty
+    /// catalog: the server starts and serves what it can; `library add` re-indexes.
     pub fn load(dir: &Path) -> anyhow::Result<Self> {
         let path = dir.join("catalog.json");
-        match fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).with_context(|| format!("cannot read {}", path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Self { version: 1, next_id: 1, videos: vec![] }),
-            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        let bytes = match fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Self::empty()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        match serde_json::from_slice(&bytes) {
+            Ok(c) => Ok(c),
+            Err(e) => Ok(Self::recover(dir, &path, &e.to_string())),
         }
     }
 
-    /// Writes to a temporary file and renames it over the old one (atomic on one file system).
+    fn empty() -> Self {
+        Self { version: 1, next_id: 1, videos: vec![] }
+    }
+
+    fn recover(dir: &Path, path: &Path, why: &str) -> Self {
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let aside = dir.join(format!("catalog.json.damaged-{stamp}"));
+        match fs::rename(path, &aside) {
+            Ok(()) => tracing::error!(
+                "library: {} is damaged ({why}); kept it as {} and carried on",
+                path.display(),
+                aside.display()
+            ),
+            Err(e) => {
+                tracing::error!("library: {} is damaged ({why}) and could not be moved aside: {e}", path.display())
+            }
+        }
+        let backup = dir.join("catalog.json.bak");
+        match fs::read(&backup).ok().and_then(|b| serde_json::from_slice::<Self>(&b).ok()) {
+            Some(c) => {
+                tracing::warn!(
+                    "library: using the last good catalog ({} videos) from {}",
+                    c.videos.len(),
+                    backup.display()
+                );
+                if let Err(e) = c.save(dir) {
+                    tracing::error!("library: could not restore the catalog: {e:#}");
+                }
+                c
+            }
+            None => {
+                tracing::warn!(
+                    "library: no usable backup; starting with an empty catalog (`reelfind library add` re-indexes)"
+                );
+                Self::empty()
+            }
+        }
+    }
+
+    /// Writes to a temporary file, flushes it to disk, keeps the current catalog as
+    /// `catalog.json.bak`, renames the new one into place and flushes the folder: after a
+    /// crash or power cut the catalog is the old one or the new one, never half of either.
     pub fn save(&self, dir: &Path) -> anyhow::Result<()> {
+        let path = dir.join("catalog.json");
         let tmp = dir.join("catalog.json.tmp");
-        fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
-        fs::rename(&tmp, dir.join("catalog.json"))?;
+        {
+            let mut f = File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec_pretty(self)?)?;
+            f.sync_all()?;
+        }
+        if path.exists() {
+            // A hard link is instant and atomic; copy where links are not possible.
+            let backup = dir.join("catalog.json.bak");
+            let _ = fs::remove_file(&backup);
+            if fs::hard_link(&path, &backup).is_err() {
+                let _ = fs::copy(&path, &backup);
+            }
+        }
+        fs::rename(&tmp, &path)?;
+        sync_dir(dir);
         Ok(())
     }
 
     pub fn by_path(&self, path: &Path) -> Option<&VideoRecord> {
         self.videos.iter().find(|v| v.path == path)
     }
+}
+
+/// Flushes a folder's entries (a rename is durable only once its folder is).
+pub fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
 }
 
 pub fn segment_path(dir: &Path, id: u32) -> PathBuf {
@@ -118,7 +191,7 @@ pub fn write_segment(dir: &Path, id: u32, frames: &[(Hash, u32)], crops: &[(Hash
         header[12..16].copy_from_slice(&(crops.len() as u32).to_le_bytes());
         header[16..20].copy_from_slice(&id.to_le_bytes());
         out.write_all(&header)?;
-        // First words of every entry, then the other three words (see `search`).
+        // First words of every entry, then the other three words (see `scan`).
         for (h, _) in frames.iter().chain(crops) {
             out.write_all(&h[0].to_le_bytes())?;
         }
@@ -134,6 +207,7 @@ pub fn write_segment(dir: &Path, id: u32, frames: &[(Hash, u32)], crops: &[(Hash
         out.get_ref().sync_all()?;
     }
     fs::rename(&tmp, &path)?;
+    sync_dir(path.parent().unwrap_or(dir));
     Ok(path)
 }
 
@@ -213,5 +287,58 @@ impl Segment {
 
     pub fn bytes(&self) -> usize {
         self.map.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn catalog(n: u32) -> Catalog {
+        Catalog {
+            version: 1,
+            next_id: n + 1,
+            videos: (1..=n)
+                .map(|id| VideoRecord {
+                    id,
+                    path: PathBuf::from(format!("/films/{id}.mkv")),
+                    size: 1,
+                    mtime: 0,
+                    partial_hash: "h".into(),
+                    meta: VideoMeta { title: format!("Film {id}"), ..Default::default() },
+                    duration: 1.0,
+                    frames: 1,
+                    crop_frames: 0,
+                    audio_landmarks: 0,
+                    indexed_at: String::new(),
+                    index_seconds: 0.0,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_damaged_catalog_is_kept_aside_and_the_last_good_one_serves() {
+        let dir = tempfile::tempdir().unwrap();
+        catalog(1).save(dir.path()).unwrap();
+        catalog(2).save(dir.path()).unwrap();
+        // Cut short, as by a full disk or a bad copy.
+        let path = dir.path().join("catalog.json");
+        let good = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &good[..good.len() / 2]).unwrap();
+        let c = Catalog::load(dir.path()).unwrap();
+        assert_eq!(c.videos.len(), 1, "the backup of the save before");
+        let aside: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("catalog.json.damaged-"))
+            .collect();
+        assert_eq!(aside.len(), 1, "the damaged file is kept for the operator");
+        assert_eq!(Catalog::load(dir.path()).unwrap().videos.len(), 1, "the restored catalog is on disk");
+
+        // No backup at all: empty, not an error.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("catalog.json"), b"{\"version\": 1, \"vid").unwrap();
+        assert!(Catalog::load(dir.path()).unwrap().videos.is_empty());
     }
 }

@@ -1,6 +1,8 @@
 //! Account pages: `/auth`, `/profile`, `/verify-email/{token}`, `/email-verification`,
-//! `/email-verification-pending`. Each is server HTML that works without JavaScript, with
-//! an island mounted over it (AuthScreen, Profile, VerifyEmail, PendingVerification).
+//! `/email-verification-pending`, `/forgot-password`, `/reset-password/{token}`, `/account`.
+//! Each is server HTML that works without JavaScript; most have an island mounted over it
+//! (AuthScreen, Profile, VerifyEmail, PendingVerification). The password and account pages
+//! are plain forms (the Profile island's Settings tab offers the same with JavaScript).
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
@@ -14,8 +16,9 @@ use crate::entities::user;
 use crate::error::AppResult;
 use crate::routes::api::profiles::{ProfileResponse, profile_response};
 use crate::services::profiles::AI_MODELS;
-use crate::services::verification;
+use crate::services::{password_reset, sessions, verification};
 use crate::state::AppState;
+use crate::views::page_meta::Page;
 use crate::views::{Island, PageCtx};
 
 pub fn router() -> Router<AppState> {
@@ -26,6 +29,10 @@ pub fn router() -> Router<AppState> {
         .route("/verify-email/{token}", get(verify_page))
         .route("/email-verification", get(verification_page))
         .route("/email-verification-pending", get(pending_page))
+        .route("/forgot-password", get(forgot_page))
+        .route("/reset-password", get(|| async { Redirect::to("/forgot-password") }))
+        .route("/reset-password/{token}", get(reset_page))
+        .route("/account", get(account_page))
 }
 
 /// The sentence shown for an `?error=` code (codes, not text, travel in URLs).
@@ -41,7 +48,19 @@ pub fn error_message(code: &str) -> Option<(&'static str, &'static str)> {
         "weak" => ("Weak Password", "Password must be at least 6 characters long"),
         "mismatch" => ("Password Mismatch", "Passwords do not match"),
         "throttled" => ("Login failed", "Too many login attempts. Please wait a few minutes and try again."),
+        "register_throttled" => {
+            ("Registration failed", "Too many new accounts from your network. Please try again later.")
+        }
         "failed" => ("Something went wrong", "Please try again."),
+        _ => return None,
+    })
+}
+
+/// The sentence shown for an `?notice=` code on `/auth`.
+pub fn notice_message(code: &str) -> Option<(&'static str, &'static str)> {
+    Some(match code {
+        "password_reset" => ("Password changed", "Sign in with your new password."),
+        "deleted" => ("Account deleted", "Your account and its data have been deleted."),
         _ => return None,
     })
 }
@@ -51,6 +70,7 @@ pub fn error_message(code: &str) -> Option<(&'static str, &'static str)> {
 pub struct AuthQuery {
     error: String,
     tab: String,
+    notice: String,
 }
 
 #[derive(Serialize)]
@@ -58,6 +78,7 @@ pub struct AuthQuery {
 struct AuthProps {
     google_enabled: bool,
     error: Option<String>,
+    notice: Option<String>,
     initial_tab: &'static str,
     site_name: String,
 }
@@ -68,6 +89,7 @@ pub struct AuthPage {
     ctx: PageCtx,
     island: Island,
     error: Option<(&'static str, &'static str)>,
+    notice: Option<(&'static str, &'static str)>,
     signup: bool,
 }
 
@@ -77,14 +99,16 @@ async fn auth_page(ctx: PageCtx, State(state): State<AppState>, Query(q): Query<
     }
     let signup = q.tab == "signup";
     let error = error_message(&q.error);
+    let notice = notice_message(&q.notice);
     let props = AuthProps {
         google_enabled: state.config.accounts.google_enabled(),
         error: error.map(|_| q.error.clone()),
+        notice: notice.map(|_| q.notice.clone()),
         initial_tab: if signup { "signup" } else { "signin" },
         site_name: ctx.site.name.clone(),
     };
-    let ctx = ctx.titled("Sign In or Sign Up", "Sign in to Reelfind or create a free account.").noindex();
-    AuthPage { ctx, island: Island::new("AuthScreen", &props), error, signup }.into_response()
+    let ctx = ctx.with_page_meta(Page::Auth);
+    AuthPage { ctx, island: Island::new("AuthScreen", &props), error, notice, signup }.into_response()
 }
 
 #[derive(Serialize)]
@@ -94,6 +118,7 @@ struct ProfileProps<'a> {
     initial: &'a ProfileResponse,
     default_ai_model: &'a str,
     ai_models: &'a [&'a str],
+    has_password: bool,
 }
 
 #[derive(Serialize)]
@@ -121,7 +146,7 @@ impl ProfilePage {
 }
 
 async fn profile_page(ctx: PageCtx, State(state): State<AppState>) -> AppResult<ProfilePage> {
-    let ctx = ctx.titled("Profile", "Your Reelfind profile and settings.").noindex();
+    let ctx = ctx.with_page_meta(Page::Profile);
     let Some(me) = ctx.user.clone() else { return Ok(ProfilePage { ctx, data: None }) };
     let Some(u) = user::Entity::find_by_id(me.id).one(&state.db).await? else {
         return Ok(ProfilePage { ctx, data: None });
@@ -135,6 +160,7 @@ async fn profile_page(ctx: PageCtx, State(state): State<AppState>) -> AppResult<
             initial: &profile,
             default_ai_model: &model,
             ai_models: AI_MODELS,
+            has_password: u.password_hash.is_some(),
         },
     );
     Ok(ProfilePage { ctx, data: Some((u, profile, island)) })
@@ -234,4 +260,133 @@ async fn pending_page(ctx: PageCtx, Query(q): Query<PendingQuery>) -> Response {
     let ctx = ctx.titled("Check Your Email", "Confirm your email address to finish signing up.").noindex();
     let island = Island::new("PendingVerification", &PendingProps { email: &email });
     PendingPage { ctx, island, email, notice }.into_response()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct ForgotQuery {
+    sent: String,
+    error: String,
+    email: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "accounts/forgot_password.html")]
+pub struct ForgotPage {
+    ctx: PageCtx,
+    sent: bool,
+    error: Option<&'static str>,
+    email: String,
+}
+
+async fn forgot_page(ctx: PageCtx, Query(q): Query<ForgotQuery>) -> Response {
+    let ctx = ctx.titled("Forgot Password", "Choose a new password for your account.").noindex();
+    let error = match q.error.as_str() {
+        "" => None,
+        "throttled" => Some("Too many password reset requests. Please wait a few minutes and try again."),
+        _ => Some("Please enter a valid email address."),
+    };
+    let email: String = q.email.trim().chars().take(254).collect();
+    ForgotPage { ctx, sent: q.sent == "1", error, email }.into_response()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct ResetQuery {
+    error: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "accounts/reset_password.html")]
+pub struct ResetPage {
+    ctx: PageCtx,
+    token: String,
+    /// Why the link cannot be used (then no form is shown).
+    problem: Option<String>,
+    error: Option<&'static str>,
+}
+
+/// The sentence for a password form's `?error=` code.
+fn password_error(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "" => return None,
+        "weak_password" => "Password must be at least 6 characters long",
+        "password_mismatch" => "Passwords do not match",
+        "wrong_password" => "Your current password is not correct",
+        "no_password" => {
+            "Your account signs in with Google and has no password yet. Use \"Forgot password\" to set one."
+        }
+        "rate_limited" => "Too many attempts with a wrong password. Please wait a few minutes and try again.",
+        "last_admin" => "You are the only administrator. Make another account an administrator before deleting yours.",
+        "reauth_required" => {
+            "For your security, sign in again with Google, then delete your account within 10 minutes."
+        }
+        "validation_failed" => "Please fill in all required fields",
+        _ => "Something went wrong. Please try again.",
+    })
+}
+
+async fn reset_page(
+    ctx: PageCtx,
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    Query(q): Query<ResetQuery>,
+) -> AppResult<Response> {
+    let problem = match password_reset::check(&state.db, &token).await {
+        Ok(()) => None,
+        Err(password_reset::ResetError::Db(e)) => return Err(e.into()),
+        Err(e) => Some(e.to_string()),
+    };
+    let ctx = ctx.titled("Choose a New Password", "Choose a new password for your account.").noindex();
+    Ok(ResetPage { ctx, token, problem, error: password_error(&q.error) }.into_response())
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct AccountQuery {
+    notice: String,
+    error: String,
+}
+
+#[derive(Template, WebTemplate)]
+#[template(path = "accounts/account.html")]
+pub struct AccountPage {
+    ctx: PageCtx,
+    username: String,
+    email: String,
+    has_password: bool,
+    sessions: Vec<sessions::SessionView>,
+    notice: Option<&'static str>,
+    error: Option<&'static str>,
+}
+
+async fn account_page(
+    ctx: PageCtx,
+    State(state): State<AppState>,
+    headers: axum::http::HeaderMap,
+    Query(q): Query<AccountQuery>,
+) -> AppResult<Response> {
+    let Some(me) = ctx.user.clone() else { return Ok(Redirect::to("/auth").into_response()) };
+    let Some(u) = user::Entity::find_by_id(me.id).one(&state.db).await? else {
+        return Ok(Redirect::to("/auth").into_response());
+    };
+    let token = crate::auth::session_token(&headers);
+    let sessions = sessions::list_for_user(&state.db, u.id, token.as_deref()).await?;
+    let notice = match q.notice.as_str() {
+        "password_changed" => Some("Password changed. Your other sessions have been signed out."),
+        "sessions_ended" => Some("You have been signed out everywhere else."),
+        "session_ended" => Some("That device has been signed out."),
+        _ => None,
+    };
+    let ctx = ctx.titled("Account Settings", "Your password, sessions and data.").noindex();
+    Ok(AccountPage {
+        ctx,
+        has_password: u.password_hash.is_some(),
+        username: u.username,
+        email: u.email,
+        sessions,
+        notice,
+        error: password_error(&q.error),
+    }
+    .into_response())
 }

@@ -6,21 +6,20 @@ use std::collections::BTreeMap;
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{FromRequestParts, Query, State};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{Request, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
-use tower::ServiceExt;
 
-use crate::auth::CurrentUser;
 use crate::error::AppResult;
 use crate::routes::accounts::error_message;
+use crate::routes::admin_quotas::{self, Prefill, QuotaPanel};
 use crate::services::admin::{self, ENGINES, Integrity, UpdateError, UserList};
 use crate::services::profiles::AI_MODELS;
-use crate::services::settings::{SettingsExt, SettingsMap};
+use crate::services::settings::SettingsExt;
+use crate::services::users::CurrentUser;
 use crate::state::AppState;
 use crate::views::PageCtx;
 
@@ -28,7 +27,6 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/admin", get(login_page))
         .route("/admin/dashboard", get(dashboard))
-        .route("/admin/seo", get(seo))
         .route("/admin/settings", post(save_settings))
         .route("/admin/data-integrity", get(data_integrity))
         .route("/admin/data-integrity/purge", post(purge))
@@ -53,6 +51,11 @@ pub struct Flash {
     error: String,
     saved: String,
     purged: Option<u64>,
+    /// `saved` after an API quota override was saved.
+    quota: String,
+    /// Edit links of the quota overrides: fill the person's or the key's form.
+    edit_user: Option<String>,
+    edit_key: Option<i64>,
 }
 
 #[derive(Template, WebTemplate)]
@@ -78,27 +81,19 @@ pub struct Field {
     pub value: String,
 }
 
-/// One public page as search engines see it.
-pub struct SeoRow {
-    pub path: String,
-    pub status: u16,
-    pub title: String,
-    pub description: String,
-    pub warnings: Vec<String>,
-}
-
 #[derive(Template, WebTemplate)]
 #[template(path = "admin/dashboard.html")]
 pub struct DashboardPage {
     ctx: PageCtx,
     tab: &'static str,
     fields: Vec<Field>,
+    api_fields: Vec<Field>,
     engines: Vec<(&'static str, bool)>,
     models: Vec<(&'static str, bool)>,
     require_verification: bool,
     smtp: bool,
     users: UserList,
-    seo: Vec<SeoRow>,
+    quotas: QuotaPanel,
     notice: Option<String>,
     error: Option<String>,
 }
@@ -121,35 +116,48 @@ const TEXT_FIELDS: &[(&str, &str, &str)] = &[
     ("linkedin_url", "LinkedIn URL", "url"),
 ];
 
-async fn build_dashboard(
+/// The developer API's defaults (issue 14), in a fieldset of their own.
+const API_FIELDS: &[(&str, &str, &str)] = &[
+    ("api_quota_per_minute", "Requests per minute (default per person)", "number"),
+    ("api_quota_per_day", "Requests per day (default per person)", "number"),
+    ("api_quota_concurrent", "Requests at once (default per person)", "number"),
+    ("api_cors_origins", "Web origins allowed to call the API with a key (comma-separated)", "text"),
+];
+
+/// The dashboard; `overrides` refills the settings form, `fill` the quota override forms.
+pub(crate) async fn build_dashboard(
     ctx: PageCtx,
     state: &AppState,
     tab: &'static str,
     notice: Option<String>,
     error: Option<String>,
     overrides: Option<&BTreeMap<String, String>>,
+    fill: Prefill,
 ) -> AppResult<DashboardPage> {
     let settings = state.settings().await?;
     let value = |k: &str| overrides.and_then(|o| o.get(k)).cloned().unwrap_or_else(|| settings.text(k).to_owned());
     let fields = TEXT_FIELDS.iter().map(|(key, label, kind)| Field { key, label, kind, value: value(key) }).collect();
+    let api_fields =
+        API_FIELDS.iter().map(|(key, label, kind)| Field { key, label, kind, value: value(key) }).collect();
     let allowed: Vec<String> = value("allowed_engines").split(',').map(|s| s.trim().to_owned()).collect();
     let engines = ENGINES.iter().map(|e| (*e, allowed.iter().any(|a| a == e))).collect();
     let primary = value("ai_primary_model");
     let models = AI_MODELS.iter().map(|m| (*m, *m == primary)).collect();
     let require_verification = matches!(value("require_email_verification").as_str(), "true" | "on" | "1");
     let users = admin::list_users(&state.db, 200).await?;
-    let seo = if tab == "seo" { seo_rows(state, &settings).await } else { Vec::new() };
+    let quotas = admin_quotas::panel(state, fill).await?;
     let ctx = ctx.titled("Admin Dashboard", "").noindex();
     Ok(DashboardPage {
         ctx,
         tab,
         fields,
+        api_fields,
         engines,
         models,
         require_verification,
-        smtp: state.accounts.mailer.is_smtp(),
+        smtp: state.mailer.is_smtp(),
         users,
-        seo,
+        quotas,
         notice,
         error,
     })
@@ -161,12 +169,13 @@ async fn dashboard(
     State(state): State<AppState>,
     Query(f): Query<Flash>,
 ) -> AppResult<DashboardPage> {
-    let notice = (f.saved == "1").then(|| "Settings saved.".to_owned());
-    build_dashboard(ctx, &state, "settings", notice, None, None).await
-}
-
-async fn seo(ctx: PageCtx, _: AdminPage, State(state): State<AppState>) -> AppResult<DashboardPage> {
-    build_dashboard(ctx, &state, "seo", None, None, None).await
+    let notice = if f.saved == "1" {
+        Some("Settings saved.".to_owned())
+    } else {
+        (f.quota == "saved").then(|| "API quota override saved.".to_owned())
+    };
+    let fill = Prefill { edit_user: f.edit_user, edit_key: f.edit_key, ..Default::default() };
+    build_dashboard(ctx, &state, "settings", notice, None, None, fill).await
 }
 
 /// The settings form: every text field, the engine checkboxes, the primary model and the
@@ -179,7 +188,7 @@ async fn save_settings(
 ) -> AppResult<Response> {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
     let mut changes: BTreeMap<String, String> = BTreeMap::new();
-    for (key, _, _) in TEXT_FIELDS {
+    for (key, _, _) in TEXT_FIELDS.iter().chain(API_FIELDS) {
         if let Some((_, v)) = pairs.iter().find(|(k, _)| k == key) {
             changes.insert((*key).to_owned(), v.clone());
         }
@@ -197,67 +206,12 @@ async fn save_settings(
             Ok(Redirect::to("/admin/dashboard?saved=1").into_response())
         }
         Err(UpdateError::Invalid(m)) => {
-            let page = build_dashboard(ctx, &state, "settings", None, Some(m), Some(&changes)).await?;
+            let page =
+                build_dashboard(ctx, &state, "settings", None, Some(m), Some(&changes), Prefill::default()).await?;
             Ok((StatusCode::BAD_REQUEST, page).into_response())
         }
         Err(UpdateError::Db(e)) => Err(e.into()),
     }
-}
-
-/// Public pages whose title and description the SEO tab shows, read by rendering each one
-/// through the router as a signed-out visitor would see it.
-const SEO_PATHS: &[&str] = &["/", "/about", "/blog", "/history", "/auth", "/terms-of-service", "/profile"];
-
-async fn seo_rows(state: &AppState, _settings: &SettingsMap) -> Vec<SeoRow> {
-    let app = crate::app::build_router(state.clone());
-    let mut rows = Vec::new();
-    for path in SEO_PATHS {
-        let req = match Request::get(*path).header("accept", "text/html").body(Body::empty()) {
-            Ok(r) => r,
-            Err(_) => continue,
-        };
-        let Ok(res) = app.clone().oneshot(req).await;
-        let status = res.status().as_u16();
-        let html = axum::body::to_bytes(res.into_body(), 2 * 1024 * 1024)
-            .await
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
-            .unwrap_or_default();
-        let title = between(&html, "<title>", "</title>").map(unescape).unwrap_or_default();
-        let description =
-            between(&html, "<meta name=\"description\" content=\"", "\"").map(unescape).unwrap_or_default();
-        let mut warnings = Vec::new();
-        if status != 200 {
-            warnings.push(format!("answers {status}"));
-        }
-        if title.is_empty() {
-            warnings.push("no title".into());
-        } else if title.chars().count() > 60 {
-            warnings.push(format!("title is {} characters (aim for 60 or fewer)", title.chars().count()));
-        }
-        if description.is_empty() {
-            warnings.push("no description".into());
-        } else if description.chars().count() > 160 {
-            warnings.push(format!("description is {} characters (aim for 160 or fewer)", description.chars().count()));
-        }
-        rows.push(SeoRow { path: (*path).to_owned(), status, title, description, warnings });
-    }
-    rows
-}
-
-fn between<'a>(s: &'a str, start: &str, end: &str) -> Option<&'a str> {
-    let a = s.find(start)? + start.len();
-    let b = s[a..].find(end)? + a;
-    Some(&s[a..b])
-}
-
-fn unescape(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&#34;", "\"")
-        .replace("&#39;", "'")
-        .replace("&#x27;", "'")
-        .replace("&amp;", "&")
 }
 
 #[derive(Template, WebTemplate)]

@@ -3,10 +3,17 @@
 //! Pages (server-rendered HTML) live in one module per resource; JSON lives under `api/`.
 pub mod accounts;
 pub mod admin;
+pub mod admin_blog;
+pub mod admin_insight;
 pub mod admin_library;
+pub mod admin_quotas;
+pub mod admin_seo;
+pub mod admin_testimonials;
 pub mod api;
 pub mod assets;
+pub mod cache;
 pub mod errors;
+pub mod extract;
 pub mod pages;
 pub mod pwa;
 pub mod shared;
@@ -23,8 +30,13 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(accounts::router())
         .merge(admin::router())
         .merge(pwa::router())
+        .merge(admin_blog::router())
         .merge(admin_library::router())
-        .nest("/api", api::router())
+        .merge(admin_quotas::router())
+        .merge(admin_seo::router())
+        .merge(admin_testimonials::router())
+        .merge(admin_insight::router())
+        .merge(api::openapi::split().0)
         .merge(assets::service(&state.config.assets_dir))
         .route("/healthz", axum::routing::get(health))
         .fallback(errors::not_found)

@@ -1,6 +1,7 @@
 //! Server-rendered public pages: one module per page family.
 mod about;
 mod blog;
+mod docs;
 mod home;
 mod seo;
 mod shells;
@@ -17,6 +18,7 @@ pub fn router() -> Router<AppState> {
         .merge(home::router())
         .merge(about::router())
         .merge(blog::router())
+        .merge(docs::router())
         .merge(terms::router())
         .merge(shells::router())
         .merge(seo::router())
@@ -43,11 +45,9 @@ pub struct EngineInfo {
     pub description: String,
 }
 
-pub const ENGINE_KEYS: &[&str] = &["google", "openai", "xai", "anthropic", "ensemble", "library"];
-
 pub fn engines(settings: &crate::services::settings::SettingsMap) -> Vec<EngineInfo> {
     use crate::services::settings::SettingsExt;
-    ENGINE_KEYS
+    crate::identify::engine::Mode::ENGINE_NAMES
         .iter()
         .map(|k| EngineInfo {
             key: k,

@@ -7,7 +7,8 @@
 //! icons and the hashed shell files listed in `assets/dist/precache.json` (the runtime, its
 //! static imports and the stylesheet). The cache version is a hash of that list and the
 //! worker's own file, so any new build changes `/sw.js` byte for byte, which is what makes
-//! browsers install the new worker.
+//! browsers install the new worker. The prelude also lists `admin`, the admin islands' chunks
+//! (`assets/dist/admin.json`) that the worker caches when it receives PREFETCH_ADMIN.
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
@@ -52,26 +53,39 @@ async fn service_worker(State(state): State<AppState>) -> AppResult<Response> {
     };
     let code = tokio::fs::read_to_string(&file).await.map_err(|_| AppError::NotFound)?;
     let mut precache: Vec<String> = SHELL.iter().map(|s| s.to_string()).collect();
-    if let Ok(text) = tokio::fs::read_to_string(dist.join("precache.json")).await {
-        if let Ok(list) = serde_json::from_str::<Vec<String>>(&text) {
-            precache.extend(list.into_iter().filter(|u| u.starts_with("/assets/dist/")));
-        }
+    if let Ok(text) = tokio::fs::read_to_string(dist.join("precache.json")).await
+        && let Ok(list) = serde_json::from_str::<Vec<String>>(&text)
+    {
+        precache.extend(list.into_iter().filter(|u| u.starts_with("/assets/dist/")));
     }
     for name in ["runtime.js", "app.css"] {
-        if let Some(u) = state.assets.url(name) {
-            if !precache.iter().any(|p| p == u) {
-                precache.push(u.to_owned());
-            }
+        if let Some(u) = state.assets.url(name)
+            && !precache.iter().any(|p| p == u)
+        {
+            precache.push(u.to_owned());
         }
     }
+    // What PREFETCH_ADMIN caches: the admin islands' chunks (assets/dist/admin.json).
+    let admin: Vec<String> = match tokio::fs::read_to_string(dist.join("admin.json")).await {
+        Ok(text) => serde_json::from_str::<Vec<String>>(&text)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|u| u.starts_with("/assets/dist/"))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
     let mut hash = Sha256::new();
     hash.update(code.as_bytes());
+    for a in &admin {
+        hash.update(a.as_bytes());
+        hash.update(b"\n");
+    }
     for p in &precache {
         hash.update(p.as_bytes());
         hash.update(b"\n");
     }
     let version = hex::encode(&hash.finalize()[..6]);
-    let prelude = json!({ "version": version, "precache": precache });
+    let prelude = json!({ "version": version, "precache": precache, "admin": admin });
     let body = format!("self.__REELFIND_SW__ = {prelude};\n{code}");
     Ok((
         [

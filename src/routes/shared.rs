@@ -1,16 +1,22 @@
 //! `/shared/{id}`: a shared identification as a server-rendered page whose Open Graph and
 //! Twitter card tags (poster, title, year, description) make the link unfurl in chat apps,
-//! with a way into the app (`/?id={id}`). A gone id renders the 404 page.
+//! with a way into the app (`/?id={id}`). It shows the public shape (`identify::public`),
+//! never the stored record; an unknown or unshared id answers 404 with the SPEC's text
+//! (the owner still sees an unshared result).
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
 
-use crate::error::{AppError, AppResult};
-use crate::identify::result::IdentificationResult;
+use crate::error::AppResult;
+use crate::identify::public::PublicResult;
 use crate::identify::store;
+use crate::routes::api::identify::GONE;
+use crate::routes::errors::ErrorPage;
 use crate::state::AppState;
 use crate::views::PageCtx;
 
@@ -22,7 +28,7 @@ pub fn router() -> Router<AppState> {
 #[template(path = "shared/show.html")]
 pub struct SharedPage {
     pub ctx: PageCtx,
-    pub r: IdentificationResult,
+    pub r: PublicResult,
     pub app_link: String,
     /// Rating out of 5, e.g. "4.1".
     pub stars: Option<String>,
@@ -39,8 +45,16 @@ fn clip(s: &str, n: usize) -> String {
     out
 }
 
-async fn show(State(_state): State<AppState>, ctx: PageCtx, Path(id): Path<String>) -> AppResult<SharedPage> {
-    let r = store::find(&_state.db, &id).await?.ok_or(AppError::NotFound)?;
+async fn show(State(state): State<AppState>, ctx: PageCtx, Path(id): Path<String>) -> AppResult<Response> {
+    let stored = store::find(&state.db, &id).await?;
+    let viewer = ctx.user.as_ref().map(|u| u.id);
+    let Some(stored) = stored.filter(|s| s.shared || s.is_owner(viewer)) else {
+        let ctx = ctx.titled("Link no longer available", GONE).noindex();
+        let page =
+            ErrorPage { ctx, status: 404, heading: "Link no longer available".into(), message: format!("{GONE}.") };
+        return Ok((StatusCode::NOT_FOUND, page).into_response());
+    };
+    let r = PublicResult::from(stored.result);
     let heading = match &r.year {
         Some(y) => format!("{} ({y})", r.title),
         None => r.title.clone(),
@@ -72,5 +86,6 @@ async fn show(State(_state): State<AppState>, ctx: PageCtx, Path(id): Path<Strin
         heading,
         ctx,
         r,
-    })
+    }
+    .into_response())
 }

@@ -6,12 +6,13 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::Serialize;
 
-use crate::entities::{email_verification_token, oauth_state, session, user};
+use crate::entities::{oauth_state, session, user};
 use crate::services::profiles::AI_MODELS;
 use crate::services::settings::{DEFAULTS, SettingsStore, is_secret_key};
+use crate::services::single_use_tokens::{self, Purpose};
 
 /// Engines an admin can allow (SPEC section 1, plus the offline Library engine).
-pub const ENGINES: &[&str] = &["google", "openai", "xai", "anthropic", "ensemble", "library"];
+pub const ENGINES: &[&str] = &crate::services::engine_names::ENGINES;
 
 /// Checks one setting and returns the value to store.
 pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
@@ -25,6 +26,9 @@ pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
             return Err(format!("{key} must be a single line without spaces"));
         }
         return Ok(v.to_owned());
+    }
+    if crate::services::seo::is_seo_key(key) {
+        return crate::services::seo::validate(key, value);
     }
     if !DEFAULTS.iter().any(|(k, _)| *k == key) {
         return Err(format!("Unknown setting: {key}"));
@@ -82,6 +86,23 @@ pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
             }
             v.to_owned()
         }
+        "analytics_retention_days" => match v.parse::<i64>() {
+            Ok(n) if crate::services::analytics::RETENTION_RANGE.contains(&n) => n.to_string(),
+            _ => return Err("Analytics retention must be a whole number of days between 1 and 3650".into()),
+        },
+        "api_quota_per_minute" | "api_quota_per_day" | "api_quota_concurrent" => {
+            use crate::services::api_quota as q;
+            let (max, what) = match key {
+                "api_quota_per_minute" => (q::MAX_PER_MINUTE, "API requests per minute"),
+                "api_quota_per_day" => (q::MAX_PER_DAY, "API requests per day"),
+                _ => (q::MAX_CONCURRENT, "Concurrent API requests"),
+            };
+            match v.parse::<u32>() {
+                Ok(n) if (1..=max).contains(&n) => n.to_string(),
+                _ => return Err(format!("{what} must be a whole number between 1 and {max}")),
+            }
+        }
+        "api_cors_origins" => crate::api_keys::clean_origins(v)?,
         "tmdb_region" => {
             if !(v.len() == 2 && v.chars().all(|c| c.is_ascii_alphabetic())) {
                 return Err("TMDB region must be a two-letter country code".into());
@@ -140,13 +161,13 @@ pub fn masked(all: &BTreeMap<String, String>) -> BTreeMap<String, String> {
         .collect()
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AdminUser {
     pub id: i64,
     pub username: String,
     pub email: String,
-    pub role: String,
+    pub role: user::Role,
     pub is_admin: bool,
     pub email_verified: bool,
     pub google: bool,
@@ -154,7 +175,7 @@ pub struct AdminUser {
     pub identifications: u64,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserList {
     pub users: Vec<AdminUser>,
@@ -171,7 +192,7 @@ pub async fn list_users(db: &impl ConnectionTrait, limit: u64) -> Result<UserLis
         users.push(AdminUser {
             identifications: crate::services::profiles::total_identifications(db, u.id).await?,
             id: u.id,
-            is_admin: u.role == "admin",
+            is_admin: u.role.is_admin(),
             username: u.username,
             email: u.email,
             role: u.role,
@@ -183,13 +204,13 @@ pub async fn list_users(db: &impl ConnectionTrait, limit: u64) -> Result<UserLis
     Ok(UserList {
         users,
         total: user::Entity::find().count(db).await?,
-        admins: user::Entity::find().filter(user::Column::Role.eq("admin")).count(db).await?,
+        admins: user::Entity::find().filter(user::Column::Role.eq(user::Role::Admin)).count(db).await?,
         unverified: user::Entity::find().filter(user::Column::EmailVerified.eq(false)).count(db).await?,
     })
 }
 
 /// Health of the account tables.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Integrity {
     pub users: u64,
@@ -205,6 +226,7 @@ pub struct Integrity {
 
 pub async fn integrity(db: &impl ConnectionTrait) -> Result<Integrity, sea_orm::DbErr> {
     let now = Utc::now();
+    let (verification_tokens, expired_verification_tokens) = single_use_tokens::count(db, Purpose::VerifyEmail).await?;
     Ok(Integrity {
         users: user::Entity::find().count(db).await?,
         unverified_users: user::Entity::find().filter(user::Column::EmailVerified.eq(false)).count(db).await?,
@@ -215,11 +237,8 @@ pub async fn integrity(db: &impl ConnectionTrait) -> Result<Integrity, sea_orm::
             .await?,
         sessions: session::Entity::find().count(db).await?,
         expired_sessions: session::Entity::find().filter(session::Column::ExpiresAt.lte(now)).count(db).await?,
-        verification_tokens: email_verification_token::Entity::find().count(db).await?,
-        expired_verification_tokens: email_verification_token::Entity::find()
-            .filter(email_verification_token::Column::ExpiresAt.lte(now))
-            .count(db)
-            .await?,
+        verification_tokens,
+        expired_verification_tokens,
         pending_google_sign_ins: oauth_state::Entity::find().count(db).await?,
         expired_google_sign_ins: oauth_state::Entity::find()
             .filter(oauth_state::Column::ExpiresAt.lte(now))
@@ -228,15 +247,13 @@ pub async fn integrity(db: &impl ConnectionTrait) -> Result<Integrity, sea_orm::
     })
 }
 
-/// Deletes expired sessions, verification tokens and abandoned Google sign-ins.
+/// Deletes expired sessions, mailed links (verification and password reset) and abandoned
+/// Google sign-ins.
 pub async fn purge_expired(db: &impl ConnectionTrait) -> Result<u64, sea_orm::DbErr> {
     let now = Utc::now();
     let mut n = crate::services::sessions::purge_expired(db, now).await?;
-    n += email_verification_token::Entity::delete_many()
-        .filter(email_verification_token::Column::ExpiresAt.lte(now))
-        .exec(db)
-        .await?
-        .rows_affected;
+    n += single_use_tokens::purge_expired(db, Purpose::VerifyEmail).await?;
+    n += single_use_tokens::purge_expired(db, Purpose::ResetPassword).await?;
     n += oauth_state::Entity::delete_many()
         .filter(oauth_state::Column::ExpiresAt.lte(now))
         .exec(db)

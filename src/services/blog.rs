@@ -1,5 +1,9 @@
-//! Blog posts: listing with search and filters, single articles, read time and
-//! sanitised Markdown rendering.
+//! Blog posts as visitors see them: listing with search and filters, single articles,
+//! the feed and sitemap entries, read time and sanitised Markdown rendering.
+//!
+//! A post is public when `published_at <= now`, decided by every query at the moment it
+//! runs: a scheduled post appears in the list, the article page, the feed and the sitemap
+//! together, on every node, without a job. Authoring lives in `blog_admin`.
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
 use sea_orm::{
@@ -30,9 +34,16 @@ impl ListQuery {
     }
 }
 
+/// Posts visitors may see right now: published, with a publication time that has come.
+pub fn visible() -> Condition {
+    Condition::all()
+        .add(blog_post::Column::PublishedAt.is_not_null())
+        .add(blog_post::Column::PublishedAt.lte(chrono::Utc::now()))
+}
+
 /// One page of published posts, newest first, and how many match in total.
 pub async fn list(db: &impl ConnectionTrait, q: &ListQuery) -> Result<(Vec<blog_post::Model>, u64), sea_orm::DbErr> {
-    let mut cond = Condition::all().add(blog_post::Column::Published.eq(true));
+    let mut cond = visible();
     if let Some(category) = ListQuery::clean(&q.category) {
         cond = cond.add(lower(blog_post::Column::Category).eq(category.to_lowercase()));
     }
@@ -64,9 +75,9 @@ pub async fn list(db: &impl ConnectionTrait, q: &ListQuery) -> Result<(Vec<blog_
     let total = select.clone().count(db).await?;
     let limit = q.limit.clamp(1, MAX_LIMIT);
     let posts = select
-        .order_by_desc(blog_post::Column::CreatedAt)
+        .order_by_desc(blog_post::Column::PublishedAt)
         .order_by_desc(blog_post::Column::Id)
-        .offset(q.offset)
+        .offset(crate::db::sql_offset(q.offset))
         .limit(limit)
         .all(db)
         .await?;
@@ -79,7 +90,7 @@ pub async fn categories(db: &impl ConnectionTrait) -> Result<Vec<String>, sea_or
         .select_only()
         .column(blog_post::Column::Category)
         .distinct()
-        .filter(blog_post::Column::Published.eq(true))
+        .filter(visible())
         .into_tuple::<String>()
         .all(db)
         .await?
@@ -93,11 +104,14 @@ pub async fn categories(db: &impl ConnectionTrait) -> Result<Vec<String>, sea_or
 
 /// A published post by slug.
 pub async fn find_published(db: &impl ConnectionTrait, slug: &str) -> Result<Option<blog_post::Model>, sea_orm::DbErr> {
-    blog_post::Entity::find()
-        .filter(blog_post::Column::Slug.eq(slug))
-        .filter(blog_post::Column::Published.eq(true))
-        .one(db)
-        .await
+    blog_post::Entity::find().filter(blog_post::Column::Slug.eq(slug)).filter(visible()).one(db).await
+}
+
+/// The current slug of the published post that used to live at `slug`, for a 301.
+pub async fn redirect_for(db: &impl ConnectionTrait, slug: &str) -> Result<Option<String>, sea_orm::DbErr> {
+    use crate::entities::blog_slug_redirect;
+    let Some(r) = blog_slug_redirect::Entity::find_by_id(slug.to_owned()).one(db).await? else { return Ok(None) };
+    Ok(blog_post::Entity::find_by_id(r.post_id).filter(visible()).one(db).await?.map(|p| p.slug))
 }
 
 /// Up to `n` other published posts, the same category first, then the newest.
@@ -108,9 +122,9 @@ pub async fn related(
 ) -> Result<Vec<blog_post::Model>, sea_orm::DbErr> {
     let others = || {
         blog_post::Entity::find()
-            .filter(blog_post::Column::Published.eq(true))
+            .filter(visible())
             .filter(blog_post::Column::Id.ne(post.id))
-            .order_by_desc(blog_post::Column::CreatedAt)
+            .order_by_desc(blog_post::Column::PublishedAt)
     };
     let mut out = others().filter(blog_post::Column::Category.eq(post.category.clone())).limit(n).all(db).await?;
     if (out.len() as u64) < n {
@@ -124,17 +138,34 @@ pub async fn related(
     Ok(out)
 }
 
-/// Slug and last change of every published post, for the sitemap.
+/// When a post last changed as visitors see it: its last save, or its publication when a
+/// scheduled post went live after it was saved.
+pub fn last_modified(p: &blog_post::Model) -> chrono::DateTime<chrono::Utc> {
+    p.published_at.map_or(p.updated_at, |at| Ord::max(at, p.updated_at))
+}
+
+/// Slug and last change of every published, indexable post, for the sitemap.
 pub async fn sitemap_entries(
     db: &impl ConnectionTrait,
 ) -> Result<Vec<(String, chrono::DateTime<chrono::Utc>)>, sea_orm::DbErr> {
+    Ok(blog_post::Entity::find()
+        .filter(visible())
+        .filter(blog_post::Column::Noindex.eq(false))
+        .order_by_desc(blog_post::Column::PublishedAt)
+        .all(db)
+        .await?
+        .iter()
+        .map(|p| (p.slug.clone(), last_modified(p)))
+        .collect())
+}
+
+/// The newest `n` published posts, for the feed.
+pub async fn feed_entries(db: &impl ConnectionTrait, n: u64) -> Result<Vec<blog_post::Model>, sea_orm::DbErr> {
     blog_post::Entity::find()
-        .select_only()
-        .column(blog_post::Column::Slug)
-        .column(blog_post::Column::UpdatedAt)
-        .filter(blog_post::Column::Published.eq(true))
-        .order_by_desc(blog_post::Column::CreatedAt)
-        .into_tuple()
+        .filter(visible())
+        .order_by_desc(blog_post::Column::PublishedAt)
+        .order_by_desc(blog_post::Column::Id)
+        .limit(n)
         .all(db)
         .await
 }
@@ -144,7 +175,7 @@ fn lower(c: blog_post::Column) -> Expr {
 }
 
 /// Escapes `%`, `_` and the escape character itself for a LIKE pattern.
-fn escape_like(s: &str) -> String {
+pub fn escape_like(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if matches!(c, '%' | '_' | '\\') {
@@ -185,6 +216,23 @@ pub fn truncate_words(text: &str, max: usize) -> String {
         _ => cut.as_str(),
     };
     format!("{}…", cut.trim_end_matches(|c: char| c.is_ascii_punctuation() || c.is_whitespace()))
+}
+
+/// How a post appears in search results: `<title>` and meta description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PostMeta {
+    pub title: String,
+    pub description: String,
+}
+
+/// The admin's overrides when set, else "{title} | {site}" and the summary (or the start of
+/// the article) cut at 160 characters. The article page and the SEO checks both use this.
+pub fn post_meta(post: &blog_post::Model, site_name: &str) -> PostMeta {
+    let nonblank = |s: &Option<String>| s.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned);
+    PostMeta {
+        title: nonblank(&post.meta_title).unwrap_or_else(|| format!("{} | {site_name}", post.title)),
+        description: nonblank(&post.meta_description).unwrap_or_else(|| truncate_words(&excerpt(post), 160)),
+    }
 }
 
 /// The summary when there is one, else the start of the article.

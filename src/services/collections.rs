@@ -17,17 +17,23 @@ pub const MAX_POSTER_URL_CHARS: usize = 1000;
 
 /// The body of `POST /api/collections/items`. Fields are read as raw JSON so a wrong type
 /// gets a message naming the field rather than a parser error.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct NewItem {
+    /// Required (a missing or blank title is refused with 422).
+    #[schema(value_type = Option<String>)]
     pub title: Value,
+    /// A year (`"1999"` or `1999`), or null.
+    #[schema(value_type = Option<String>)]
     pub year: Value,
+    #[schema(value_type = Option<String>)]
     pub poster_url: Value,
+    #[schema(value_type = Option<i64>)]
     pub tmdb_id: Value,
 }
 
 /// A saved title as the API answers it.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CollectionItemView {
     pub id: i64,
@@ -178,14 +184,18 @@ async fn find_by_key(
         .await
 }
 
-/// Saves a title to `user_id`'s collection, or answers the one already saved.
-pub async fn add(db: &impl ConnectionTrait, user_id: i64, input: NewItem) -> Result<Added, CollectionError> {
+/// Saves a title to `user_id`'s collection, or answers the one already saved. The cap is
+/// checked under the person's row lock in one transaction, so parallel saves cannot pass it
+/// together.
+pub async fn add(db: &sea_orm::DatabaseConnection, user_id: i64, input: NewItem) -> Result<Added, CollectionError> {
     let item = validate(input)?;
     let key = item.dedupe_key();
-    if let Some(existing) = find_by_key(db, user_id, &key).await? {
+    let txn = crate::db::begin_write(db).await?;
+    crate::services::users::lock(&txn, user_id).await?;
+    if let Some(existing) = find_by_key(&txn, user_id, &key).await? {
         return Ok(Added::Existing(existing.into()));
     }
-    let count = collection_item::Entity::find().filter(collection_item::Column::UserId.eq(user_id)).count(db).await?;
+    let count = collection_item::Entity::find().filter(collection_item::Column::UserId.eq(user_id)).count(&txn).await?;
     if count >= MAX_ITEMS {
         return Err(CollectionError::Full);
     }
@@ -199,14 +209,9 @@ pub async fn add(db: &impl ConnectionTrait, user_id: i64, input: NewItem) -> Res
         created_at: Set(Utc::now()),
         ..Default::default()
     };
-    match row.insert(db).await {
-        Ok(m) => Ok(Added::Created(m.into())),
-        // Two saves at once: the unique index let one through; answer that one.
-        Err(e) => match find_by_key(db, user_id, &key).await? {
-            Some(existing) => Ok(Added::Existing(existing.into())),
-            None => Err(e.into()),
-        },
-    }
+    let created = row.insert(&txn).await?;
+    txn.commit().await?;
+    Ok(Added::Created(created.into()))
 }
 
 /// `user_id`'s saved titles, newest first.

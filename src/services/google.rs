@@ -106,7 +106,10 @@ pub async fn finish(
         bail!("state does not match this browser's sign-in");
     }
     let row = oauth_state::Entity::find_by_id(hash_token(state)).one(db).await?.context("unknown or used state")?;
-    oauth_state::Entity::delete_by_id(row.id.clone()).exec(db).await?;
+    // Single use: of two callbacks racing with one state, only the one that deletes it goes on.
+    if oauth_state::Entity::delete_by_id(row.id.clone()).exec(db).await?.rows_affected != 1 {
+        bail!("unknown or used state");
+    }
     if row.expires_at <= Utc::now() {
         bail!("sign-in took too long");
     }
@@ -122,7 +125,7 @@ pub async fn finish(
         .set_pkce_verifier(PkceCodeVerifier::new(row.pkce_verifier))
         .request_async(&adapter)
         .await
-        .map_err(|e| anyhow!("token exchange failed: {e}"))?;
+        .map_err(|e| anyhow!("token exchange failed: {}", crate::config::redact(&e.to_string())))?;
     let res = http
         .get(config.accounts.google_userinfo_url.clone())
         .bearer_auth(token.access_token().secret())
@@ -154,7 +157,7 @@ fn send(
     Box::pin(async move {
         let (parts, body) = req.into_parts();
         let res = http.request(parts.method, parts.uri.to_string()).headers(parts.headers).body(body).send().await?;
-        let mut out = axum::http::Response::builder().status(res.status());
+        let mut out = oauth2::http::Response::builder().status(res.status());
         if let Some(h) = out.headers_mut() {
             *h = res.headers().clone();
         }
@@ -164,12 +167,21 @@ fn send(
 }
 
 /// The account for a verified Google identity: by Google id, else by email (linking it),
-/// else a new account with a unique username made from the name or email.
-pub async fn sign_in_or_create(db: &impl ConnectionTrait, p: GoogleProfile) -> anyhow::Result<user::Model> {
+/// else a new account with a unique username made from the name or email. Linking (the
+/// Google id, dropping an unproven password and its sessions) and creating (the account and
+/// its Google details) each happen in one transaction.
+pub async fn sign_in_or_create(db: &sea_orm::DatabaseConnection, p: GoogleProfile) -> anyhow::Result<user::Model> {
     let email = p.email.as_deref().map(|e| e.trim().to_ascii_lowercase()).filter(|e| e.contains('@'));
     let Some(email) = email.filter(|_| p.email_verified) else {
         bail!("Google did not vouch for an email address");
     };
+    let txn = crate::db::begin_write(db).await?;
+    let u = link_or_create(&txn, p, email).await?;
+    txn.commit().await?;
+    Ok(u)
+}
+
+async fn link_or_create(db: &impl ConnectionTrait, p: GoogleProfile, email: String) -> anyhow::Result<user::Model> {
     if let Some(u) = user::Entity::find().filter(user::Column::GoogleSub.eq(&p.sub)).one(db).await? {
         return Ok(u);
     }
@@ -198,7 +210,13 @@ pub async fn sign_in_or_create(db: &impl ConnectionTrait, p: GoogleProfile) -> a
         };
         let created = users::create(
             db,
-            NewUser { username: &candidate, email: &email, password: None, role: "user", email_verified: true },
+            NewUser {
+                username: &candidate,
+                email: &email,
+                password: None,
+                role: crate::entities::user::Role::User,
+                email_verified: true,
+            },
         )
         .await;
         match created {

@@ -22,6 +22,25 @@ pub struct Mail {
     pub html: String,
 }
 
+/// `s` made safe to put in HTML text or a quoted attribute.
+pub fn escape_html(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// The HTML body of a mail that carries one single-use link: a greeting, the reason (HTML,
+/// already escaped), a button to `link`, the link written out, and a grey closing line.
+pub fn link_mail_html(name: &str, reason_html: &str, link: &str, button: &str, footer: &str) -> String {
+    format!(
+        "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">\
+         <p>Hi {name},</p>{reason_html}\
+         <p><a href=\"{link}\" style=\"display:inline-block;padding:10px 18px;background:#4f46e5;color:#fff;\
+         border-radius:6px;text-decoration:none\">{button}</a></p>\
+         <p>Or open this link: <a href=\"{link}\">{link}</a></p>\
+         <p style=\"color:#666\">{footer}</p></body></html>",
+        name = escape_html(name)
+    )
+}
+
 impl Mailer {
     pub fn from_config(config: &Config) -> anyhow::Result<Self> {
         let from: Mailbox = config.accounts.mail_from.parse().context("MAIL_FROM")?;
@@ -111,6 +130,38 @@ pub fn lettre_url(raw: &str) -> anyhow::Result<String> {
 
 #[cfg(test)]
 mod tests {
+    /// The verification mail's HTML, byte for byte as it was before the two link mails shared
+    /// one layout (a name and a site with markup are escaped).
+    #[test]
+    fn the_verification_mail_keeps_its_html() {
+        let to = crate::entities::user::Model {
+            id: 1,
+            username: "<Ada>".into(),
+            email: "ada@example.com".into(),
+            password_hash: None,
+            role: crate::entities::user::Role::User,
+            email_verified: false,
+            display_name: None,
+            bio: None,
+            profile_picture: None,
+            default_ai_model: None,
+            google_sub: None,
+            created_at: chrono::Utc::now(),
+            updated_at: chrono::Utc::now(),
+        };
+        let m = crate::services::verification::mail("R&F", "https://r.example", &to, "tok");
+        assert_eq!(
+            m.html,
+            "<!doctype html><html><body style=\"font-family:sans-serif;line-height:1.5\">\
+             <p>Hi &lt;Ada&gt;,</p><p>Welcome to R&amp;F! Please confirm your email address:</p>\
+             <p><a href=\"https://r.example/verify-email/tok\" style=\"display:inline-block;padding:10px 18px;\
+             background:#4f46e5;color:#fff;border-radius:6px;text-decoration:none\">Verify my email</a></p>\
+             <p>Or open this link: <a href=\"https://r.example/verify-email/tok\">https://r.example/verify-email/tok</a></p>\
+             <p style=\"color:#666\">The link works once and expires in 24 hours. If you did not create an account, \
+             ignore this email.</p></body></html>"
+        );
+    }
+
     use super::lettre_url;
 
     #[test]

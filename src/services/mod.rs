@@ -1,13 +1,27 @@
 //! Business rules. Services take a database connection and know nothing of HTTP.
+pub mod account;
+pub mod account_limits;
 pub mod admin;
+pub mod analytics;
+pub mod api_keys;
+pub mod api_quota;
 pub mod blog;
+pub mod blog_admin;
+pub mod blog_images;
 pub mod collections;
+pub mod engine_names;
 pub mod google;
+pub mod identification_ids;
+pub mod insight;
 pub mod mail;
+pub mod password_reset;
 pub mod profiles;
 pub mod push;
+pub mod quota_overrides;
+pub mod seo;
 pub mod sessions;
 pub mod settings;
+pub mod single_use_tokens;
 pub mod testimonials;
 pub mod throttle;
 pub mod users;

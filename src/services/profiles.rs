@@ -9,7 +9,8 @@ pub const DISPLAY_NAME_MAX: usize = 50;
 pub const BIO_MAX: usize = 500;
 pub const DEFAULT_BIO: &str = "Movie enthusiast";
 /// Engines a person may pick as their default (SPEC 4 "Engine mode", plus the Library engine).
-pub const AI_MODELS: &[&str] = &["auto", "google", "openai", "xai", "anthropic", "ensemble", "library"];
+/// What a person may choose as their default engine.
+pub const AI_MODELS: &[&str] = &crate::services::engine_names::MODES;
 
 /// How many identifications this user has made (their rows in `identifications`).
 pub async fn total_identifications(db: &impl ConnectionTrait, user_id: i64) -> Result<u64, sea_orm::DbErr> {
@@ -24,7 +25,7 @@ pub async fn total_identifications(db: &impl ConnectionTrait, user_id: i64) -> R
 pub enum ProfileError {
     #[error("{0}")]
     Invalid(String),
-    #[error("Not authenticated")]
+    #[error("{}", crate::error_code::NOT_AUTHENTICATED)]
     Gone,
     #[error(transparent)]
     Db(#[from] sea_orm::DbErr),
@@ -42,21 +43,35 @@ fn clean(value: Option<&str>, max: usize, what: &str, multiline: bool) -> Result
     Ok(Some(v.to_owned()))
 }
 
-/// Sets display name and bio (blank clears them).
+/// Sets display name and bio (blank clears them) and, when given, the default engine: every
+/// value is checked first and all are written by one statement, so a save is all or nothing.
 pub async fn update_profile(
     db: &impl ConnectionTrait,
     user_id: i64,
     display_name: Option<&str>,
     bio: Option<&str>,
+    default_ai_model: Option<&str>,
 ) -> Result<user::Model, ProfileError> {
     let display_name = clean(display_name, DISPLAY_NAME_MAX, "Display name", false)?;
     let bio = clean(bio, BIO_MAX, "Bio", true)?;
+    let model = default_ai_model.map(check_model).transpose()?;
     let u = user::Entity::find_by_id(user_id).one(db).await?.ok_or(ProfileError::Gone)?;
     let mut active: user::ActiveModel = u.into();
     active.display_name = Set(display_name);
     active.bio = Set(bio);
+    if let Some(m) = model {
+        active.default_ai_model = Set(Some(m));
+    }
     active.updated_at = Set(Utc::now());
     Ok(active.update(db).await?)
+}
+
+fn check_model(model: &str) -> Result<String, ProfileError> {
+    let model = model.trim().to_ascii_lowercase();
+    if !AI_MODELS.contains(&model.as_str()) {
+        return Err(ProfileError::Invalid(format!("Default AI model must be one of: {}", AI_MODELS.join(", "))));
+    }
+    Ok(model)
 }
 
 pub async fn set_default_ai_model(
@@ -64,10 +79,7 @@ pub async fn set_default_ai_model(
     user_id: i64,
     model: &str,
 ) -> Result<user::Model, ProfileError> {
-    let model = model.trim().to_ascii_lowercase();
-    if !AI_MODELS.contains(&model.as_str()) {
-        return Err(ProfileError::Invalid(format!("Default AI model must be one of: {}", AI_MODELS.join(", "))));
-    }
+    let model = check_model(model)?;
     let u = user::Entity::find_by_id(user_id).one(db).await?.ok_or(ProfileError::Gone)?;
     let mut active: user::ActiveModel = u.into();
     active.default_ai_model = Set(Some(model));

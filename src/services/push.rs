@@ -7,9 +7,11 @@
 //! valid across restarts. Changing the key invalidates every subscription.
 //!
 //! **Sending.** web-push builds the request (aes128gcm body encrypted to the browser's
-//! keys, VAPID `Authorization` whose JWT audience is the endpoint's origin, `TTL`); our
-//! shared reqwest client sends it. A push service answering 404 or 410 has forgotten the
-//! subscription, so we delete it.
+//! keys, VAPID `Authorization` whose JWT audience is the endpoint's origin, `TTL`); the
+//! strict client for user-chosen URLs (`outbound`) sends it: an endpoint is a URL a browser
+//! chose, so no redirect is followed and no non-public address is reached, however the name
+//! resolves. A push service answering 404 or 410 has forgotten the subscription, so we
+//! delete it.
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::Utc;
@@ -19,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use web_push::{ContentEncoding, PartialVapidSignatureBuilder, SubscriptionInfo, VapidSignatureBuilder};
 
 use crate::entities::{notification_preference, push_subscription, setting};
+use crate::outbound::{self, OutboundError, Scheme, StrictClient};
 
 /// Settings row holding the generated VAPID private key.
 pub const VAPID_SETTING: &str = "vapid_private_key";
@@ -66,6 +69,9 @@ pub enum PushError {
     Invalid(String),
     #[error("No active subscription found")]
     NoSubscription,
+    /// The account was deleted while the request ran.
+    #[error("{}", crate::error_code::NOT_AUTHENTICATED)]
+    Gone,
     #[error("the stored VAPID key ({VAPID_SETTING}) is not a usable P-256 key")]
     BadStoredKey,
     #[error(transparent)]
@@ -99,15 +105,16 @@ pub async fn load_or_create_vapid(db: &impl ConnectionTrait, configured: Option<
 }
 
 /// A browser's `PushSubscription.toJSON()`.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, utoipa::ToSchema, serde::Serialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct SubscriptionJson {
     pub endpoint: String,
+    #[schema(value_type = Option<f64>)]
     pub expiration_time: Option<serde_json::Value>,
     pub keys: KeysJson,
 }
 
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, utoipa::ToSchema, serde::Serialize)]
 #[serde(default)]
 pub struct KeysJson {
     pub p256dh: String,
@@ -128,9 +135,14 @@ fn decode_key(value: &str) -> Option<Vec<u8>> {
 }
 
 /// Checks what a browser sent: an https endpoint (http too when `allow_http`, for a local
-/// push service in tests), a 65-byte uncompressed P-256 public key and a 16-byte auth
-/// secret, both base64url. Keys are stored without padding.
-pub fn validate_subscription(sub: &SubscriptionJson, allow_http: bool) -> Result<ValidSubscription, PushError> {
+/// push service in tests) on a public host (any host with `allow_private`), a 65-byte
+/// uncompressed P-256 public key and a 16-byte auth secret, both base64url. Keys are stored
+/// without padding. (Names are checked again, resolved, when a notification is sent.)
+pub fn validate_subscription(
+    sub: &SubscriptionJson,
+    allow_http: bool,
+    allow_private: bool,
+) -> Result<ValidSubscription, PushError> {
     let endpoint = sub.endpoint.trim();
     if endpoint.is_empty() {
         return Err(PushError::Invalid("subscription.endpoint is required".into()));
@@ -138,15 +150,16 @@ pub fn validate_subscription(sub: &SubscriptionJson, allow_http: bool) -> Result
     if endpoint.len() > MAX_ENDPOINT_LEN {
         return Err(PushError::Invalid(format!("subscription.endpoint must be at most {MAX_ENDPOINT_LEN} characters")));
     }
-    let url = url::Url::parse(endpoint)
-        .map_err(|_| PushError::Invalid("subscription.endpoint must be an https URL".into()))?;
-    let scheme_ok = url.scheme() == "https" || (allow_http && url.scheme() == "http");
-    if !scheme_ok || url.host_str().is_none() || !url.username().is_empty() || url.password().is_some() {
-        return Err(PushError::Invalid("subscription.endpoint must be an https URL".into()));
-    }
-    // Push services are public hosts; an endpoint on this machine or a private network would
-    // make the server post to places a browser chose (allowed only with the local-testing flag).
-    if !allow_http && is_internal_host(&url) {
+    let scheme = if allow_http { Scheme::HttpOrHttps } else { Scheme::HttpsOnly };
+    let url = match outbound::StrictClient::check_url_with(endpoint, scheme, allow_private) {
+        Ok(u) => u,
+        Err(OutboundError::NotPublic) => {
+            return Err(PushError::Invalid("subscription.endpoint must be a public push service".into()));
+        }
+        Err(_) => return Err(PushError::Invalid("subscription.endpoint must be an https URL".into())),
+    };
+    // Names that only mean something inside a network are refused before any lookup.
+    if !allow_private && is_internal_name(&url) {
         return Err(PushError::Invalid("subscription.endpoint must be a public push service".into()));
     }
     let p256dh = decode_key(&sub.keys.p256dh).filter(|k| k.len() == 65 && k[0] == 4).ok_or_else(|| {
@@ -162,24 +175,17 @@ pub fn validate_subscription(sub: &SubscriptionJson, allow_http: bool) -> Result
     })
 }
 
-fn is_internal_host(url: &url::Url) -> bool {
+fn is_internal_name(url: &url::Url) -> bool {
     match url.host() {
         Some(url::Host::Domain(d)) => {
             let d = d.trim_end_matches('.').to_ascii_lowercase();
-            d == "localhost" || d.ends_with(".localhost") || d.ends_with(".local") || d.ends_with(".internal")
+            d == "localhost"
+                || d.ends_with(".localhost")
+                || d.ends_with(".local")
+                || d.ends_with(".internal")
+                || !d.contains('.')
         }
-        Some(url::Host::Ipv4(ip)) => {
-            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified() || ip.is_broadcast()
-        }
-        Some(url::Host::Ipv6(ip)) => {
-            let first = ip.segments()[0];
-            ip.is_loopback()
-                || ip.is_unspecified()
-                || (first & 0xfe00) == 0xfc00
-                || (first & 0xffc0) == 0xfe80
-                || ip.to_ipv4_mapped().is_some()
-        }
-        None => true,
+        _ => false,
     }
 }
 
@@ -203,24 +209,33 @@ pub fn validate_device_info(info: Option<&serde_json::Value>) -> Result<Option<S
 
 /// Stores a subscription for `user_id`. The same endpoint seen again (the browser
 /// re-subscribed, or another account signed in on it) is updated and moves to this user.
+/// Runs in one transaction under the person's row lock, so parallel subscribes cannot pass
+/// the cap together.
 pub async fn subscribe(
-    db: &impl ConnectionTrait,
+    db: &sea_orm::DatabaseConnection,
     user_id: i64,
     sub: &ValidSubscription,
     device_info: Option<String>,
 ) -> Result<(), PushError> {
-    let existing =
-        push_subscription::Entity::find().filter(push_subscription::Column::Endpoint.eq(&sub.endpoint)).one(db).await?;
+    let txn = crate::db::begin_write(db).await?;
+    if !crate::services::users::lock(&txn, user_id).await? {
+        return Err(PushError::Gone);
+    }
+    let existing = push_subscription::Entity::find()
+        .filter(push_subscription::Column::Endpoint.eq(&sub.endpoint))
+        .one(&txn)
+        .await?;
     if let Some(row) = existing {
         let mut row: push_subscription::ActiveModel = row.into();
         row.user_id = Set(user_id);
         row.p256dh = Set(sub.p256dh.clone());
         row.auth = Set(sub.auth.clone());
         row.device_info = Set(device_info);
-        row.update(db).await?;
+        row.update(&txn).await?;
+        txn.commit().await?;
         return Ok(());
     }
-    if count(db, user_id).await? >= MAX_SUBSCRIPTIONS_PER_USER {
+    if count(&txn, user_id).await? >= MAX_SUBSCRIPTIONS_PER_USER {
         return Err(PushError::Invalid(format!(
             "At most {MAX_SUBSCRIPTIONS_PER_USER} devices can receive notifications; turn them off on a device you no longer use"
         )));
@@ -235,11 +250,13 @@ pub async fn subscribe(
         last_success_at: Set(None),
         ..Default::default()
     };
-    // A concurrent subscribe of the same endpoint may have inserted it meanwhile: keep one.
+    // Another person's concurrent subscribe of the same endpoint may have inserted it
+    // meanwhile: keep one.
     push_subscription::Entity::insert(row)
         .on_conflict(OnConflict::column(push_subscription::Column::Endpoint).do_nothing().to_owned())
-        .exec_without_returning(db)
+        .exec_without_returning(&txn)
         .await?;
+    txn.commit().await?;
     Ok(())
 }
 
@@ -258,6 +275,11 @@ pub async fn count(db: &impl ConnectionTrait, user_id: i64) -> Result<u64, sea_o
 }
 
 pub async fn has_endpoint(db: &impl ConnectionTrait, user_id: i64, endpoint: &str) -> Result<bool, sea_orm::DbErr> {
+    // A stored endpoint is a validated URL: one with a NUL byte can't be ours (and
+    // PostgreSQL would refuse to compare it at all).
+    if endpoint.contains('\0') {
+        return Ok(false);
+    }
     Ok(push_subscription::Entity::find()
         .filter(push_subscription::Column::UserId.eq(user_id))
         .filter(push_subscription::Column::Endpoint.eq(endpoint.trim()))
@@ -267,8 +289,9 @@ pub async fn has_endpoint(db: &impl ConnectionTrait, user_id: i64, endpoint: &st
 }
 
 /// The SPEC's notification preferences (`POST /api/user/notification-preferences`).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, Default, PartialEq, Eq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = NotificationPreferences)]
 pub struct Preferences {
     pub push_notifications: bool,
     pub email_notifications: bool,
@@ -363,10 +386,17 @@ enum Outcome {
     Failed,
 }
 
+/// How notifications go out: the strict client, and whether `http://` endpoints are allowed.
+#[derive(Clone, Copy)]
+pub struct Transport<'a> {
+    pub client: &'a StrictClient,
+    pub allow_http: bool,
+}
+
 /// Sends `note` to every subscription of `user_id`.
 pub async fn send_to_user(
     db: &impl ConnectionTrait,
-    http: &reqwest::Client,
+    transport: Transport<'_>,
     vapid: &Vapid,
     subject: &str,
     user_id: i64,
@@ -379,7 +409,7 @@ pub async fn send_to_user(
     let payload = serde_json::to_vec(note).map_err(|e| PushError::Invalid(e.to_string()))?;
     let mut report = SendReport::default();
     for sub in subs {
-        match send_one(http, vapid, subject, &sub, &payload).await {
+        match send_one(transport, vapid, subject, &sub, &payload).await {
             Outcome::Sent => {
                 report.sent += 1;
                 let mut row: push_subscription::ActiveModel = sub.into();
@@ -402,7 +432,7 @@ fn audience(endpoint: &str) -> Option<String> {
 }
 
 async fn send_one(
-    http: &reqwest::Client,
+    transport: Transport<'_>,
     vapid: &Vapid,
     subject: &str,
     sub: &push_subscription::Model,
@@ -428,7 +458,14 @@ async fn send_one(
         }
     };
     let request = web_push::request_builder::build_request::<Vec<u8>>(message);
-    let mut outbound = http.post(sub.endpoint.as_str()).timeout(std::time::Duration::from_secs(15));
+    let scheme = if transport.allow_http { Scheme::HttpOrHttps } else { Scheme::HttpsOnly };
+    let mut outbound = match transport.client.request(reqwest::Method::POST, &sub.endpoint, scheme) {
+        Ok(r) => r,
+        Err(e) => {
+            tracing::warn!(subscription = sub.id, error = %e, "push endpoint refused before sending");
+            return Outcome::Failed;
+        }
+    };
     for (name, value) in request.headers() {
         // reqwest sets Content-Length from the body itself.
         if name.as_str().eq_ignore_ascii_case("content-length") {
@@ -437,20 +474,20 @@ async fn send_one(
         outbound = outbound.header(name.as_str(), value.as_bytes());
     }
     let (_, body) = request.into_parts();
-    match outbound.body(body).send().await {
-        Ok(res) if res.status().is_success() => Outcome::Sent,
-        Ok(res) if matches!(res.status().as_u16(), 404 | 410) => {
-            tracing::info!(subscription = sub.id, status = %res.status(), "push service forgot a subscription; removing it");
+    match transport.client.execute(outbound.body(body)).await {
+        Ok(res) if res.status.is_success() => Outcome::Sent,
+        Ok(res) if matches!(res.status.as_u16(), 404 | 410) => {
+            tracing::info!(subscription = sub.id, status = %res.status, "push service forgot a subscription; removing it");
             Outcome::Gone
         }
         Ok(res) => {
-            let status = res.status();
-            let text = res.text().await.unwrap_or_default();
-            tracing::warn!(subscription = sub.id, %status, body = %text.chars().take(300).collect::<String>(), "push service refused a notification");
+            // A redirect is an answer too: never followed.
+            let text = String::from_utf8_lossy(&res.body).chars().take(300).collect::<String>();
+            tracing::warn!(subscription = sub.id, status = %res.status, body = %text, "push service refused a notification");
             Outcome::Failed
         }
         Err(e) => {
-            tracing::warn!(subscription = sub.id, error = %e, "push service unreachable");
+            tracing::warn!(subscription = sub.id, error = %e, "push service unreachable or refused");
             Outcome::Failed
         }
     }
@@ -473,8 +510,9 @@ mod tests {
 
     #[test]
     fn subscription_rules() {
-        assert!(validate_subscription(&sub("https://push.example/x", P256DH, AUTH), false).is_ok());
-        let padded = validate_subscription(&sub("https://push.example/x", P256DH, "xS03Fi5ErfTNH_l9WHE9Ig=="), false);
+        assert!(validate_subscription(&sub("https://push.example/x", P256DH, AUTH), false, false).is_ok());
+        let padded =
+            validate_subscription(&sub("https://push.example/x", P256DH, "xS03Fi5ErfTNH_l9WHE9Ig=="), false, false);
         assert_eq!(padded.unwrap().auth, AUTH);
         for (e, p, a, msg) in [
             ("", P256DH, AUTH, "endpoint is required"),
@@ -493,11 +531,16 @@ mod tests {
             ("https://[::1]/x", P256DH, AUTH, "public push service"),
             ("https://[fd00::1]/x", P256DH, AUTH, "public push service"),
             ("https://metadata.google.internal/x", P256DH, AUTH, "public push service"),
+            ("https://[::ffff:127.0.0.1]/x", P256DH, AUTH, "public push service"),
+            ("https://100.64.1.1/x", P256DH, AUTH, "public push service"),
+            ("https://0x7f000001/x", P256DH, AUTH, "public push service"),
+            ("https://intranet/x", P256DH, AUTH, "public push service"),
         ] {
-            let err = validate_subscription(&sub(e, p, a), false).unwrap_err().to_string();
+            let err = validate_subscription(&sub(e, p, a), false, false).unwrap_err().to_string();
             assert!(err.contains(msg), "{e} {p} {a}: {err}");
         }
-        assert!(validate_subscription(&sub("http://127.0.0.1:9/x", P256DH, AUTH), true).is_ok());
+        assert!(validate_subscription(&sub("http://127.0.0.1:9/x", P256DH, AUTH), true, true).is_ok());
+        assert!(validate_subscription(&sub("http://push.example/x", P256DH, AUTH), true, false).is_ok());
     }
 
     #[test]

@@ -40,6 +40,14 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("allowed_engines", "google,openai,xai,anthropic,ensemble,library"),
     ("require_email_verification", "false"),
     ("tmdb_region", "US"),
+    // Days analytics events are kept (1-3650); the Insight tab shows at most 90.
+    ("analytics_retention_days", "90"),
+    // API keys (services::api_quota): default quota of keyed requests, and the origins
+    // whose pages may call the API with a key (CORS), comma-separated; empty: none.
+    ("api_quota_per_minute", "30"),
+    ("api_quota_per_day", "1000"),
+    ("api_quota_concurrent", "2"),
+    ("api_cors_origins", ""),
     ("auto_name", "Auto (recommended)"),
     ("auto_desc", "Picks the best engine available right now."),
     ("google_name", "Google Gemini"),
@@ -77,10 +85,10 @@ pub struct SettingsStore {
 impl SettingsStore {
     /// Defaults overlaid with stored values.
     pub async fn all(&self, db: &impl ConnectionTrait) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {
-        if let Some((at, map)) = self.cache.read().await.as_ref() {
-            if at.elapsed() < TTL {
-                return Ok(map.clone());
-            }
+        if let Some((at, map)) = self.cache.read().await.as_ref()
+            && at.elapsed() < TTL
+        {
+            return Ok(map.clone());
         }
         let mut map: SettingsMap = DEFAULTS.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         for row in setting::Entity::find().all(db).await? {

@@ -2,14 +2,17 @@
 //! structured data and the asset URLs. Page structs embed a [`PageCtx`] as `ctx` and the
 //! base layout (`templates/base.html`) reads it.
 pub mod assets;
+pub mod page_meta;
 
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use serde::Serialize;
 
-use crate::auth::{CurrentUser, MaybeUser};
+use crate::auth::MaybeUser;
 use crate::error::AppError;
+use crate::services::seo;
 use crate::services::settings::{SettingsExt, SettingsMap};
+use crate::services::users::CurrentUser;
 use crate::state::AppState;
 
 /// Site-wide text and links, every value from settings (SPEC section 1).
@@ -74,6 +77,12 @@ pub struct Meta {
     pub og_image: Option<String>,
     /// Keep private or thin pages (auth, profile, admin) out of search results.
     pub noindex: bool,
+    /// The admin's search-appearance overrides of this page (Search appearance tab); they
+    /// win over whatever the handler set. A page that varies (a filtered list) clears them.
+    pub title_override: Option<String>,
+    pub description_override: Option<String>,
+    /// Site-verification `<meta name content>` pairs (home page only).
+    pub verification: Vec<(&'static str, String)>,
 }
 
 /// An island mount: `<div data-island="{name}" data-props="{props}">`.
@@ -99,20 +108,36 @@ pub struct PageCtx {
     /// JSON-LD documents, already serialised and made safe for a `<script>` element.
     pub json_ld: Vec<String>,
     pub css_href: String,
+    /// The admin studio's stylesheet; only `/admin` templates link it.
+    pub studio_css_href: String,
     pub runtime_src: Option<String>,
+    /// The nonce every `<script>` of this page carries (see `csp`).
+    pub csp_nonce: String,
 }
 
 impl PageCtx {
     pub fn build(state: &AppState, settings: &SettingsMap, user: Option<CurrentUser>, path: &str) -> Self {
         let site = Site::from_settings(settings, &state.config.origin());
+        let (title_override, description_override) = seo::overrides(settings, path);
+        let default_image = settings.text(seo::DEFAULT_IMAGE_KEY).trim();
+        let og_image = (!default_image.is_empty()).then(|| {
+            if default_image.starts_with('/') {
+                format!("{}{default_image}", site.origin)
+            } else {
+                default_image.to_owned()
+            }
+        });
         let meta = Meta {
             title: site.name.clone(),
             full_title: true,
             description: site.description.clone(),
             canonical: state.config.absolute(path),
             og_type: "website",
-            og_image: None,
+            og_image,
             noindex: false,
+            title_override,
+            description_override,
+            verification: if path == "/" { seo::verification_tags(settings) } else { Vec::new() },
         };
         Self {
             site,
@@ -120,7 +145,9 @@ impl PageCtx {
             path: path.to_owned(),
             meta,
             json_ld: Vec::new(),
+            csp_nonce: String::new(),
             css_href: state.assets.url("app.css").unwrap_or("/assets/css/app.css").to_owned(),
+            studio_css_href: state.assets.url("studio.css").unwrap_or("/assets/css/studio.css").to_owned(),
             runtime_src: state.assets.url("runtime.js").map(str::to_owned),
         }
     }
@@ -136,6 +163,16 @@ impl PageCtx {
         self
     }
 
+    /// Sets the title, description and indexing of one of the pages in [`page_meta`].
+    pub fn with_page_meta(mut self, page: page_meta::Page) -> Self {
+        let m = page_meta::page_meta(page, &self.site);
+        self.meta.title = m.title;
+        self.meta.full_title = m.full_title;
+        self.meta.description = m.description;
+        self.meta.noindex |= m.noindex;
+        self
+    }
+
     pub fn noindex(mut self) -> Self {
         self.meta.noindex = true;
         self
@@ -146,9 +183,24 @@ impl PageCtx {
         self
     }
 
-    /// The text of the `<title>` element.
+    /// The text of the `<title>` element: the admin's override, else the page's own.
     pub fn document_title(&self) -> String {
-        if self.meta.full_title { self.meta.title.clone() } else { format!("{} | {}", self.meta.title, self.site.name) }
+        if let Some(t) = &self.meta.title_override {
+            return t.clone();
+        }
+        page_meta::document_title(&self.meta.title, self.meta.full_title, &self.site.name)
+    }
+
+    /// The meta description: the admin's override, else the page's own.
+    pub fn description(&self) -> &str {
+        self.meta.description_override.as_deref().unwrap_or(&self.meta.description)
+    }
+
+    /// Drops the admin's overrides (for variants of a page: filtered lists, later pages).
+    pub fn without_overrides(mut self) -> Self {
+        self.meta.title_override = None;
+        self.meta.description_override = None;
+        self
     }
 
     pub fn is_active(&self, prefix: &str) -> bool {
@@ -157,16 +209,6 @@ impl PageCtx {
         } else {
             self.path == prefix || self.path.starts_with(&format!("{prefix}/"))
         }
-    }
-
-    /// Props for the header island: who is signed in and where we are.
-    pub fn header_props(&self) -> Island {
-        #[derive(Serialize)]
-        struct HeaderProps<'a> {
-            user: Option<&'a CurrentUser>,
-            path: &'a str,
-        }
-        Island::new("Header", &HeaderProps { user: self.user.as_ref(), path: &self.path })
     }
 }
 
@@ -189,6 +231,10 @@ where
         let state = AppState::from_ref(s);
         let MaybeUser(user) = MaybeUser::from_request_parts(parts, s).await.unwrap_or(MaybeUser(None));
         let settings = state.settings().await?;
-        Ok(PageCtx::build(&state, &settings, user, parts.uri.path()))
+        let mut ctx = PageCtx::build(&state, &settings, user, parts.uri.path());
+        if let Some(n) = parts.extensions.get::<crate::csp::CspNonce>() {
+            ctx.csp_nonce = n.0.clone();
+        }
+        Ok(ctx)
     }
 }

@@ -38,6 +38,13 @@ export const AUTH_ERRORS: Record<string, { title: string; description: string }>
   weak: { title: "Weak Password", description: "Password must be at least 6 characters long" },
   mismatch: { title: "Password Mismatch", description: "Passwords do not match" },
   throttled: { title: "Login failed", description: "Too many login attempts. Please wait a few minutes and try again." },
+  register_throttled: { title: "Registration failed", description: "Too many new accounts from your network. Please try again later." },
+};
+
+/** Messages for the `?notice=` codes the server sends to /auth. */
+export const AUTH_NOTICES: Record<string, { title: string; description: string }> = {
+  password_reset: { title: "Password changed", description: "Sign in with your new password." },
+  deleted: { title: "Account deleted", description: "Your account and its data have been deleted." },
 };
 
 /** Validation of the sign-up form (SPEC section 5): the first problem, or null. */

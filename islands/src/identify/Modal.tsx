@@ -1,9 +1,11 @@
 /**
  * A modal dialog for the identification islands: a native <dialog> opened with
  * showModal() (the rest of the page becomes inert), focus trapped inside with focus-trap,
- * Escape closes, focus goes back to what opened it.
+ * Escape closes, focus goes back to what opened it. focus-trap (about 7 KB) is fetched when a
+ * dialog first opens, not with the page: the native modal dialog already keeps focus
+ * inside until then.
  */
-import { createFocusTrap, type FocusTrap } from "focus-trap";
+import type { FocusTrap } from "focus-trap";
 import { useEffect, useId, useRef, type ReactNode } from "react";
 
 export interface ModalProps {
@@ -41,22 +43,27 @@ export function Modal({ open, onClose, title, hideTitle, description, children, 
       dialog.setAttribute("open", "");
     }
     document.documentElement.classList.add("has-open-dialog");
-    let trap: FocusTrap | null = null;
-    try {
-      trap = createFocusTrap(dialog, {
-        escapeDeactivates: false,
-        allowOutsideClick: true,
-        returnFocusOnDeactivate: false,
-        fallbackFocus: dialog,
-        initialFocus: () => initialFocus?.() ?? undefined,
+    initialFocus?.()?.focus();
+    let closed = false;
+    void import("focus-trap")
+      .then(({ createFocusTrap }) => {
+        if (closed || !dialog.open) return;
+        const trap = createFocusTrap(dialog, {
+          escapeDeactivates: false,
+          allowOutsideClick: true,
+          returnFocusOnDeactivate: false,
+          fallbackFocus: dialog,
+          initialFocus: () => initialFocus?.() ?? (dialog.contains(document.activeElement) ? (document.activeElement as HTMLElement) : undefined),
+        });
+        trap.activate();
+        trapRef.current = trap;
+      })
+      .catch(() => {
+        /* nothing focusable yet (tests), or the chunk failed: the native dialog keeps focus */
       });
-      trap.activate();
-    } catch {
-      /* nothing focusable yet (tests): the dialog itself keeps focus */
-    }
-    trapRef.current = trap;
     return () => {
-      trap?.deactivate();
+      closed = true;
+      trapRef.current?.deactivate();
       trapRef.current = null;
       if (dialog.open && typeof dialog.close === "function") dialog.close();
       else dialog.removeAttribute("open");

@@ -69,7 +69,8 @@ export function ReviewDialog({
     setSending(true);
     try {
       await submitReview({ rating, review: review.trim(), movieTitle, identificationId });
-      toast({ title: REVIEW_TEXTS.thanks, description: `Your review helps other movie lovers find ${siteName()}.` });
+      // Reviews are moderated: say so, rather than let the writer look for it on the home page.
+      toast({ title: REVIEW_TEXTS.thanks, description: "It will appear on the home page once a moderator approves it." });
       void queryClient.invalidateQueries({ queryKey: ["/api/testimonials/featured"] });
       setRating(5);
       setReview("");

@@ -39,6 +39,15 @@ export interface IdentifyFailure {
   raw: string;
   /** A guest who used the free identification (403 requiresAuth). */
   requiresAuth: boolean;
+  /** Seconds the server asked us to wait before trying again (429/503), 0 when it did not. */
+  retryAfter: number;
+}
+
+/** The wait a 429 or 503 asked for (`retryAfter` in its body), bounded to an hour. */
+export function retryAfterOf(error: unknown): number {
+  if (!(error instanceof ApiError) || (error.status !== 429 && error.status !== 503)) return 0;
+  const secs = error.json<{ retryAfter?: unknown }>()?.retryAfter;
+  return typeof secs === "number" && Number.isFinite(secs) && secs > 0 ? Math.min(Math.ceil(secs), 3600) : 0;
 }
 
 /** Client-side timeout (the XHR's own deadline passed). */
@@ -116,6 +125,7 @@ export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
     advice: view.advice,
     raw: rawOf(error),
     requiresAuth,
+    retryAfter: retryAfterOf(error),
   };
 }
 
@@ -123,5 +133,5 @@ export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
 export function failureFromMessage(message: string, raw = message): IdentifyFailure {
   const kind = classifyError(message);
   const view = UPLOAD_ERROR_VIEW[kind];
-  return { message, base: message, hint: "", kind, title: view.title, advice: view.advice, raw, requiresAuth: false };
+  return { message, base: message, hint: "", kind, title: view.title, advice: view.advice, raw, requiresAuth: false, retryAfter: 0 };
 }

@@ -62,6 +62,27 @@ export interface Timestamp {
   to: number;
 }
 
+/** Library engine: another title of the library the matched scene also appears in. */
+export interface SceneAppearance {
+  title: string;
+  year?: number | null;
+  type?: string;
+  season?: number | null;
+  episode?: number | null;
+  timestamp?: Timestamp | null;
+}
+
+/** A shot this long or longer is described as a shot, not as one moment. */
+export const LONG_SHOT_SECONDS = 2;
+
+/** "Show S01E02" or "Title (2008)". */
+export function appearanceName(a: SceneAppearance): string {
+  const pad = (n: number) => String(n).padStart(2, "0");
+  if (a.season != null && a.episode != null) return `${a.title} S${pad(a.season)}E${pad(a.episode)}`;
+  if (a.episode != null) return `${a.title} episode ${a.episode}`;
+  return a.year != null ? `${a.title} (${a.year})` : a.title;
+}
+
 export interface IdentificationResult {
   /** Our own identification id (share links). */
   identificationId?: string;
@@ -100,9 +121,16 @@ export interface IdentificationResult {
   model?: string | null;
   timestamp?: Timestamp | null;
   previewUrl?: string | null;
+  alsoIn?: SceneAppearance[];
   detailsUnavailable?: boolean;
   notice?: string | null;
   createdAt?: string;
+  /** The viewer made this identification (only then is the whole stored result sent). */
+  isOwner?: boolean;
+  /** Whether its link opens for others (the owner can stop sharing). */
+  shared?: boolean;
+  /** The catalog page, e.g. https://www.themoviedb.org/movie/603. */
+  tmdbUrl?: string | null;
   [key: string]: unknown;
 }
 

@@ -11,7 +11,7 @@ import { queryKeys, type CurrentUser } from "../lib/query";
 import { clearFreeUsageCount } from "../lib/storage";
 import { toastAfterNavigation } from "../lib/toast";
 import { useToast } from "../lib/useToast";
-import { AUTH_ERRORS, isNetworkError, pendingUrl, serverMessage, signUpProblem } from "../accounts/shared";
+import { AUTH_ERRORS, AUTH_NOTICES, isNetworkError, pendingUrl, serverMessage, signUpProblem } from "../accounts/shared";
 import { WelcomeOnboarding, type OnboardingOutcome } from "../pwa/WelcomeOnboarding";
 
 /** The welcome toast after the onboarding, by how it ended (SPEC 8). */
@@ -28,6 +28,8 @@ export function welcomeToast(siteName: string, username: string, outcome: Onboar
 export interface AuthScreenProps {
   googleEnabled?: boolean;
   error?: string | null;
+  /** A `?notice=` code (password reset, account deleted). */
+  notice?: string | null;
   initialTab?: "signin" | "signup";
   siteName?: string;
 }
@@ -92,7 +94,7 @@ function TextField(props: {
   );
 }
 
-export default function AuthScreen({ googleEnabled = false, error, initialTab = "signin", siteName = "Reelfind" }: AuthScreenProps) {
+export default function AuthScreen({ googleEnabled = false, error, notice, initialTab = "signin", siteName = "Reelfind" }: AuthScreenProps) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
   const [tab, setTab] = useState<Tab>(initialTab);
@@ -114,6 +116,17 @@ export default function AuthScreen({ googleEnabled = false, error, initialTab = 
       window.history.replaceState(null, "", url.pathname + url.search + url.hash);
     }
   }, [error, toast]);
+
+  // Likewise for a notice (a password reset, a deleted account).
+  useEffect(() => {
+    const known = notice ? AUTH_NOTICES[notice] : undefined;
+    if (known) toast(known);
+    if (notice) {
+      const url = new URL(window.location.href);
+      url.searchParams.delete("notice");
+      window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+    }
+  }, [notice, toast]);
 
   const signedIn = (user: CurrentUser) => {
     clearFreeUsageCount();
@@ -241,6 +254,9 @@ export default function AuthScreen({ googleEnabled = false, error, initialTab = 
           <button className="btn btn-primary auth-submit" type="submit" disabled={busy}>
             {busy ? "Signing in..." : "Sign In"}
           </button>
+          <p className="auth-links">
+            <a href="/forgot-password">Forgot password?</a>
+          </p>
         </form>
       ) : (
         <form

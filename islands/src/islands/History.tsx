@@ -5,7 +5,7 @@
  * renders the signed-out prompt on the server. Props: `{ pageSize?: number }`.
  */
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { useEffect, useId, useMemo, useState } from "react";
+import { Suspense, lazy, useEffect, useId, useMemo, useState } from "react";
 import { deleteJson, getJson } from "../lib/api";
 import { useToast } from "../lib/useToast";
 import {
@@ -31,7 +31,10 @@ import {
 import { Icon } from "../identify/icons";
 import { Modal } from "../identify/Modal";
 import { parseRating } from "../identify/result";
-import { Poster, ResultView } from "../identify/ResultView";
+import { Poster } from "../identify/Poster";
+
+/** The full result view is fetched when a person opens an entry, not with the list. */
+const ResultView = lazy(() => import("../identify/ResultView").then((m) => ({ default: m.ResultView })));
 
 export const HISTORY_KEY = "/api/history";
 
@@ -280,7 +283,16 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: n
             <button type="button" className="id-dialog-close" onClick={() => setOpen(null)} aria-label="Close">
               <Icon name="x" size={20} />
             </button>
-            <ResultView result={itemResult(open)} backLabel="Back" onBack={() => setOpen(null)} variant="modal" />
+            <Suspense
+              fallback={
+                <div className="id-panel id-loading" role="status">
+                  <span className="id-spinner" aria-hidden="true" />
+                  <p>Loading...</p>
+                </div>
+              }
+            >
+              <ResultView result={itemResult(open)} backLabel="Back" onBack={() => setOpen(null)} variant="modal" />
+            </Suspense>
           </>
         )}
       </Modal>

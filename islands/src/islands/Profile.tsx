@@ -1,8 +1,10 @@
 /**
  * The profile screen (SPEC "Profile screen"): side card and the tabs Profile, Settings,
- * Collections and Achievements. Settings is a real form: display name, bio and default
- * engine, saved with PUT /api/profiles/me and PUT /api/profiles/preferences.
- * Props (from the server): `{ user, initial, defaultAiModel, aiModels }`.
+ * Collections and Achievements. Settings holds a real form (display name, bio and default
+ * engine, saved together by one PUT /api/profiles/me: all or nothing) and the account:
+ * password, sessions, data export, deletion (`accounts/AccountSettings`). API keys
+ * (`accounts/ApiKeys`) have a tab of their own, opened directly by `/profile#api-keys`.
+ * Props (from the server): `{ user, initial, defaultAiModel, aiModels, hasPassword }`.
  */
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
@@ -12,6 +14,8 @@ import { serverMessage } from "../accounts/shared";
 import { engineName } from "../identify/engines";
 import { useSettings } from "../lib/query";
 import { Collections } from "../accounts/Collections";
+import { AccountSettings } from "../accounts/AccountSettings";
+import { ApiKeys } from "../accounts/ApiKeys";
 
 export interface ProfileData {
   profile: {
@@ -31,6 +35,8 @@ export interface ProfileProps {
   initial: ProfileData;
   defaultAiModel?: string;
   aiModels?: string[];
+  /** False for accounts that sign in with Google only. */
+  hasPassword?: boolean;
 }
 
 const PROFILE_KEY = ["/api/profiles/me"] as const;
@@ -41,22 +47,29 @@ const TABS = [
   ["settings", "Settings"],
   ["collections", "Collections"],
   ["achievements", "Achievements"],
+  ["api-keys", "API keys"],
 ] as const;
 type TabKey = (typeof TABS)[number][0];
 
 const ENGINE_IDS = ["auto", "google", "openai", "xai", "anthropic", "ensemble", "library"];
+
+/** The tab a link asks for (`/profile#api-keys`), else the first. */
+export function tabFromHash(hash: string): TabKey {
+  const want = hash.replace(/^#/, "");
+  return TABS.find(([key]) => key === want)?.[0] ?? "profile";
+}
 
 function memberSince(iso: string): string {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? "Unknown date" : d.toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" });
 }
 
-export default function Profile({ user, initial, defaultAiModel = "auto", aiModels = ENGINE_IDS }: ProfileProps) {
+export default function Profile({ user, initial, defaultAiModel = "auto", aiModels = ENGINE_IDS, hasPassword = true }: ProfileProps) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
   const settings = useSettings();
   const id = useId();
-  const [tab, setTab] = useState<TabKey>("profile");
+  const [tab, setTab] = useState<TabKey>(() => (typeof window === "undefined" ? "profile" : tabFromHash(window.location.hash)));
   const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
   const { data } = useQuery({ queryKey: PROFILE_KEY, queryFn: () => getJson<ProfileData>("/api/profiles/me"), initialData: initial });
   const prefs = useQuery({
@@ -73,10 +86,13 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
     e.preventDefault();
     setSaving(true);
     try {
-      const updated = await putJson<ProfileData>("/api/profiles/me", { displayName: form.displayName, bio: form.bio });
-      const pr = await putJson<{ defaultAiModel: string }>("/api/profiles/preferences", { defaultAiModel: form.model });
+      const updated = await putJson<ProfileData>("/api/profiles/me", {
+        displayName: form.displayName,
+        bio: form.bio,
+        defaultAiModel: form.model,
+      });
       queryClient.setQueryData(PROFILE_KEY, updated);
-      queryClient.setQueryData(PREFS_KEY, pr);
+      queryClient.setQueryData(PREFS_KEY, { defaultAiModel: form.model });
       toast({ title: "Profile updated", description: "Your changes have been saved." });
     } catch (err) {
       toast({ title: "Update failed", description: serverMessage(err, "Failed to save your profile."), variant: "destructive" });
@@ -161,39 +177,46 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
             </dl>
           )}
           {tab === "settings" && (
-            <form className="profile-form" onSubmit={save}>
-              <label htmlFor={`${id}-dn`}>Display name</label>
-              <input
-                id={`${id}-dn`}
-                value={form.displayName}
-                maxLength={50}
-                placeholder={user.username}
-                onChange={(e) => setForm({ ...form, displayName: e.target.value })}
-              />
-              <label htmlFor={`${id}-bio`}>Bio</label>
-              <textarea
-                id={`${id}-bio`}
-                value={form.bio}
-                maxLength={500}
-                rows={4}
-                placeholder="Movie enthusiast"
-                onChange={(e) => setForm({ ...form, bio: e.target.value })}
-              />
-              <label htmlFor={`${id}-engine`}>Default AI engine</label>
-              <select id={`${id}-engine`} value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
-                {aiModels.map((m) => (
-                  <option key={m} value={m}>
-                    {engineName(m, settings.data)}
-                  </option>
-                ))}
-              </select>
-              <button className="btn btn-primary" type="submit" disabled={saving}>
-                {saving ? "Saving..." : "Save Changes"}
-              </button>
-            </form>
+            <>
+              <section className="settings-section" aria-labelledby={`${id}-profile-h`}>
+                <h3 id={`${id}-profile-h`}>Profile</h3>
+                <form className="profile-form" onSubmit={save}>
+                  <label htmlFor={`${id}-dn`}>Display name</label>
+                  <input
+                    id={`${id}-dn`}
+                    value={form.displayName}
+                    maxLength={50}
+                    placeholder={user.username}
+                    onChange={(e) => setForm({ ...form, displayName: e.target.value })}
+                  />
+                  <label htmlFor={`${id}-bio`}>Bio</label>
+                  <textarea
+                    id={`${id}-bio`}
+                    value={form.bio}
+                    maxLength={500}
+                    rows={4}
+                    placeholder="Movie enthusiast"
+                    onChange={(e) => setForm({ ...form, bio: e.target.value })}
+                  />
+                  <label htmlFor={`${id}-engine`}>Default AI engine</label>
+                  <select id={`${id}-engine`} value={form.model} onChange={(e) => setForm({ ...form, model: e.target.value })}>
+                    {aiModels.map((m) => (
+                      <option key={m} value={m}>
+                        {engineName(m, settings.data)}
+                      </option>
+                    ))}
+                  </select>
+                  <button className="btn btn-primary" type="submit" disabled={saving}>
+                    {saving ? "Saving..." : "Save Changes"}
+                  </button>
+                </form>
+              </section>
+              <AccountSettings hasPassword={hasPassword} username={user.username} email={user.email} />
+            </>
           )}
           {tab === "collections" && <Collections />}
           {tab === "achievements" && <p className="profile-empty">No achievements yet</p>}
+          {tab === "api-keys" && <ApiKeys />}
         </div>
       </div>
     </div>

@@ -28,13 +28,36 @@ export interface PwaSettingsProps {
   siteName?: string;
 }
 
-const STATUS_TEXT: Record<SwStatus, { label: string; detail: string }> = {
+export const STATUS_TEXT: Record<SwStatus, { label: string; detail: string }> = {
   none: { label: "Not running", detail: "The offline helper is not registered in this browser yet." },
   installing: { label: "Installing", detail: "Saving the app for offline use…" },
   waiting: { label: "Update ready", detail: "A new version has been downloaded. Reload to start using it." },
   active: { label: "Active", detail: "The app shell is saved on this device and opens even without a connection." },
   error: { label: "Error", detail: "The offline helper could not be registered." },
 };
+
+const STATUS_LABELS = Object.values(STATUS_TEXT).map((t) => t.label);
+const STATUS_DETAILS = Object.values(STATUS_TEXT).map((t) => t.detail);
+
+/**
+ * `current` in the space of the longest of `texts`: the status moves from none to installing
+ * to active while the page is open, and its words must not push the rest of the page around
+ * (layout shift). templates/pages/pwa_settings.html renders the same stack with none shown.
+ */
+function Stack({ texts, current }: { texts: readonly string[]; current: string }) {
+  return (
+    <span className="pwa-stack">
+      <span>{current}</span>
+      {texts
+        .filter((t) => t !== current)
+        .map((t) => (
+          <span key={t} aria-hidden="true">
+            {t}
+          </span>
+        ))}
+    </span>
+  );
+}
 
 function usePwaState() {
   return useSyncExternalStore(subscribePwa, getPwaState, getPwaState);
@@ -67,9 +90,11 @@ function AppCard({ siteName }: { siteName: string }) {
           <dt>Offline helper</dt>
           <dd>
             <span className={`pwa-status pwa-status-${pwa.status}`} data-sw-status={pwa.status}>
-              {text.label}
+              <Stack texts={STATUS_LABELS} current={text.label} />
             </span>
-            <span className="pwa-muted">{pwa.status === "error" && pwa.error ? `${text.detail} ${pwa.error}` : text.detail}</span>
+            <span className="pwa-muted">
+              <Stack texts={STATUS_DETAILS} current={pwa.status === "error" && pwa.error ? `${text.detail} ${pwa.error}` : text.detail} />
+            </span>
           </dd>
         </div>
         <div>

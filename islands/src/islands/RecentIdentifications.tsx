@@ -1,7 +1,8 @@
 /**
  * Home "Recent Identifications" (SPEC "Home page", section 7): the most confident recent
- * matches from GET /api/history/top-confident, at most 3, one retry. Each card opens the
- * result through `/?id=`. Props: `{ limit?: number }`.
+ * matches from GET /api/history/top-confident, at most 3, one retry. The list carries no
+ * identification ids (they would open other people's results); a card links to the title's
+ * catalog page when there is one. Props: `{ limit?: number }`.
  */
 import { useQuery } from "@tanstack/react-query";
 import { getJson } from "../lib/api";
@@ -10,8 +11,8 @@ import { genreList, matchPercent, parseRating } from "../identify/result";
 import { Poster } from "../identify/Poster";
 
 export interface TopItem {
-  id: string;
   title: string;
+  tmdbUrl?: string | null;
   year?: string | null;
   posterUrl?: string | null;
   rating?: number | string | null;
@@ -58,9 +59,8 @@ export default function RecentIdentifications({ limit = MAX_RECENT }: { limit?: 
       {items.map((it) => {
         const rating = parseRating(it.rating);
         const genres = genreList(it.genres).slice(0, 2);
-        return (
-          <li key={it.id} className="id-recent-card">
-            <a className="id-recent-link" href={`/?id=${encodeURIComponent(it.id)}`}>
+        const body = (
+          <>
               <Poster src={it.posterUrl} alt={`${it.title} poster`} className="id-recent-poster" />
               <span className="id-recent-body">
                 <span className="id-recent-title">{it.title || "Unknown Title"}</span>
@@ -76,7 +76,17 @@ export default function RecentIdentifications({ limit = MAX_RECENT }: { limit?: 
                 {genres.length > 0 && <span className="id-muted id-recent-genres">{genres.join(" · ")}</span>}
                 <span className="id-match id-match-sm">{matchPercent({ confidenceScore: it.confidenceScore ?? null })}% match</span>
               </span>
-            </a>
+          </>
+        );
+        return (
+          <li key={`${it.title}-${it.year ?? ""}`} className="id-recent-card">
+            {it.tmdbUrl ? (
+              <a className="id-recent-link" href={it.tmdbUrl} target="_blank" rel="noopener noreferrer">
+                {body}
+              </a>
+            ) : (
+              <div className="id-recent-link">{body}</div>
+            )}
           </li>
         );
       })}

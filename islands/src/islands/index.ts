@@ -5,7 +5,9 @@
  * (the JSON of `data-props`).
  *
  * To add one: create `islands/src/islands/<Name>.tsx` and add one line below (keep the
- * list sorted to avoid merge conflicts).
+ * list sorted to avoid merge conflicts). test/island-registry.test.ts fails when this list
+ * and the folder differ, or when a template or a Rust `Island::new` names an island that is
+ * not here (a missing entry leaves the page on its no-JavaScript fallback for good).
  */
 import type { ComponentType } from "react";
 
@@ -15,12 +17,15 @@ export type IslandLoader = () => Promise<IslandModule>;
 
 export const islands: Record<string, IslandLoader> = {
   AuthScreen: () => import("./AuthScreen"),
+  BlogEditor: () => import("./BlogEditor"),
   Demo: () => import("./Demo"),
   History: () => import("./History"),
+  Insight: () => import("./Insight"),
   PendingVerification: () => import("./PendingVerification"),
   Profile: () => import("./Profile"),
   PwaSettings: () => import("./PwaSettings"),
   RecentIdentifications: () => import("./RecentIdentifications"),
+  TestPage: () => import("./TestPage"),
   Uploader: () => import("./Uploader"),
   VerifyEmail: () => import("./VerifyEmail"),
 };

@@ -141,7 +141,33 @@ export async function promptInstall(): Promise<"accepted" | "dismissed" | "unava
 }
 
 /** Starts everything above; called once by the runtime. */
-export function startPwa(opts: { signedIn: boolean }): void {
+/**
+ * PREFETCH_ADMIN (SPEC section 7): once an administrator has signed in, the service worker
+ * warms the admin pages' code. Sent once per sign-in: the first page this tab shows the
+ * admin (sessionStorage remembers which admin it was sent for; a sign-out and a new
+ * sign-in start a new tab session only for another account, which is sent again).
+ */
+export const ADMIN_PREFETCH_KEY = "reelfind.adminPrefetched";
+
+export async function prefetchAdmin(adminId: string): Promise<boolean> {
+  if (!("serviceWorker" in navigator)) return false;
+  try {
+    if (sessionStorage.getItem(ADMIN_PREFETCH_KEY) === adminId) return false;
+  } catch {
+    /* storage blocked: send it anyway, the worker skips what it already has */
+  }
+  const reg = await navigator.serviceWorker.ready;
+  if (!reg.active) return false;
+  reg.active.postMessage({ type: "PREFETCH_ADMIN" });
+  try {
+    sessionStorage.setItem(ADMIN_PREFETCH_KEY, adminId);
+  } catch {
+    /* ignore */
+  }
+  return true;
+}
+
+export function startPwa(opts: { signedIn: boolean; adminId?: string | null }): void {
   if (started) return;
   started = true;
   update({ installed: isStandalone() });
@@ -190,7 +216,10 @@ export function startPwa(opts: { signedIn: boolean }): void {
   if (currentPermission() !== "granted") removeItem(StorageKeys.notificationPermission);
   // Register once the page has loaded, so installing the worker (it precaches the shell)
   // never competes with the page's own first requests.
-  const register = () => void registerServiceWorker();
+  const register = () =>
+    void registerServiceWorker().then(() => {
+      if (opts.adminId) void prefetchAdmin(opts.adminId).catch((e) => logWarning(`PREFETCH_ADMIN not sent: ${String(e)}`, "pwa"));
+    });
   if (document.readyState === "complete") register();
   else window.addEventListener("load", register, { once: true });
 }

@@ -1,6 +1,6 @@
 /**
  * Reelfind's service worker, served at /sw.js with root scope (src/routes/pwa.rs prepends
- * `self.__REELFIND_SW__ = {version, precache}`).
+ * `self.__REELFIND_SW__ = {version, precache, admin}`).
  *
  * - install: precaches the app shell (offline page, manifest, icons, runtime, stylesheet);
  *   it waits until the page says SKIP_WAITING, so an update is applied when the person
@@ -9,14 +9,20 @@
  *   page as fallback; hashed bundles cache-first; /api is never touched.
  * - push → showNotification; notificationclick → focus an open tab (navigated to the
  *   notification's URL) or open one.
- * - messages in: SKIP_WAITING, CACHE_MOVIE_DATA {urls}, PREFETCH_ADMIN {urls};
- *   out: CACHE_UPDATED {cache, count}, SYNC_SUCCESS {tag}.
+ * - messages in: SKIP_WAITING, CACHE_MOVIE_DATA {urls}, PREFETCH_ADMIN {urls?};
+ *   out: CACHE_UPDATED {cache, count}, SYNC_SUCCESS {tag}. PREFETCH_ADMIN (sent by the page
+ *   when an admin signs in) warms the admin pages: their islands' code (the build's `admin`
+ *   list: the chunks, React's mount chunk, Chart.js) goes into the static cache, so the
+ *   dashboard's tabs open without downloading code. The admin pages' HTML is never cached:
+ *   it is private and always fetched fresh.
  */
 import { cacheableDataUrl, parsePushPayload, strategyFor } from "../pwa/rules";
 
-declare const self: ServiceWorkerGlobalScope & { __REELFIND_SW__?: { version: string; precache: string[] } };
+declare const self: ServiceWorkerGlobalScope & {
+  __REELFIND_SW__?: { version: string; precache: string[]; admin?: string[] };
+};
 
-const build = self.__REELFIND_SW__ ?? { version: "dev", precache: ["/offline"] };
+const build = self.__REELFIND_SW__ ?? { version: "dev", precache: ["/offline"], admin: [] };
 const STATIC_CACHE = `reelfind-static-${build.version}`;
 const MOVIE_CACHE = "reelfind-movie-data";
 const MOVIE_CACHE_LIMIT = 40;
@@ -100,13 +106,18 @@ self.addEventListener("fetch", (event) => {
 });
 
 /** Stores the given URLs (posters, stills, bundles) for offline viewing; answers CACHE_UPDATED. */
-async function cacheUrls(cacheName: string, urls: unknown, limit?: number): Promise<number> {
+async function cacheUrls(cacheName: string, urls: unknown, limit?: number, skipCached = false): Promise<number> {
   const list = Array.isArray(urls) ? urls.filter((u): u is string => typeof u === "string") : [];
-  const wanted = list.filter((u) => cacheableDataUrl(u, self.location.origin)).slice(0, 50);
+  const wanted = [...new Set(list.filter((u) => cacheableDataUrl(u, self.location.origin)))].slice(0, 50);
   const cache = await caches.open(cacheName);
   let count = 0;
   for (const u of wanted) {
     try {
+      // Hashed bundles never change: one already kept counts as warm.
+      if (skipCached && (await cache.match(u))) {
+        count++;
+        continue;
+      }
       // CORS only: opaque copies cost browsers megabytes of quota each.
       const res = await fetch(u, { mode: "cors", credentials: "omit" });
       if (res.ok) {
@@ -134,9 +145,12 @@ self.addEventListener("message", (event) => {
     case "CACHE_MOVIE_DATA":
       event.waitUntil(cacheUrls(MOVIE_CACHE, data.urls ?? data.data?.urls, MOVIE_CACHE_LIMIT));
       break;
-    case "PREFETCH_ADMIN":
-      event.waitUntil(cacheUrls(STATIC_CACHE, data.urls ?? data.data?.urls));
+    case "PREFETCH_ADMIN": {
+      const extra = data.urls ?? data.data?.urls;
+      const urls = [...(build.admin ?? []), ...(Array.isArray(extra) ? extra : [])];
+      event.waitUntil(cacheUrls(STATIC_CACHE, urls, undefined, true));
       break;
+    }
   }
 });
 

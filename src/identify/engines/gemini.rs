@@ -49,16 +49,37 @@ impl Gemini {
         serde_json::from_slice(&bytes).map_err(|e| EngineError::BadAnswer(format!("unexpected response shape: {e}")))
     }
 
-    /// Speech to text of a WAV sound track with Gemini's native audio input.
-    pub async fn transcribe(&self, wav: &[u8], deadline: Instant) -> Result<String, EngineError> {
+    /// Speech to text of a WAV sound track with Gemini's native audio input. The file is
+    /// streamed into the JSON body as base64 (see `transcribe::file_body`), never held whole.
+    pub async fn transcribe(&self, wav: &std::path::Path, deadline: Instant) -> Result<String, EngineError> {
+        const MARK: &str = "@@REELFIND_AUDIO@@";
         let body = json!({
             "contents": [{"role": "user", "parts": [
-                {"inlineData": {"mimeType": "audio/wav", "data": b64(wav)}},
+                {"inlineData": {"mimeType": "audio/wav", "data": MARK}},
                 {"text": "Transcribe the spoken dialogue in this audio verbatim. Answer with the transcript only; answer with nothing if there is no speech."}
             ]}],
             "generationConfig": {"temperature": 0.0, "maxOutputTokens": 4096}
-        });
-        let v = self.generate(&body, deadline).await?;
+        })
+        .to_string();
+        let (prefix, suffix) = body.split_once(MARK).unwrap_or((&body, ""));
+        let key = require_key(&self.0, EngineId::Google)?;
+        let url = self.endpoint();
+        let bytes = send_with_retry(EngineId::Google, deadline, &GeminiErrors, || {
+            let stream = crate::identify::transcribe::file_body(
+                wav.to_path_buf(),
+                Some((prefix.as_bytes().to_vec(), suffix.as_bytes().to_vec())),
+            );
+            self.0
+                .http
+                .post(&url)
+                .header("x-goog-api-key", key.expose())
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .timeout(remaining(deadline))
+                .body(stream)
+        })
+        .await?;
+        let v: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| EngineError::BadAnswer(format!("unexpected response shape: {e}")))?;
         Ok(answer_text(&v)?.trim().to_owned())
     }
 }

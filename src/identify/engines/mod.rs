@@ -217,9 +217,10 @@ pub fn parse_answer(value: Value) -> Result<Vec<Candidate>, EngineError> {
                 reasons: c.evidence.into_iter().filter(|s| !s.trim().is_empty()).take(8).collect(),
                 fun_facts: c.fun_facts.into_iter().filter(|s| !s.trim().is_empty()).take(5).collect(),
                 tmdb_id: None,
-                imdb_id: c.imdb_id.filter(|s| s.starts_with("tt") && s.len() <= 12),
+                imdb_id: c.imdb_id.map(|s| s.trim().to_owned()).filter(|s| super::metadata::valid_imdb_id(s)),
                 timestamp: None,
                 preview_url: None,
+                also_in: Vec::new(),
             })
         })
         .collect();
@@ -294,11 +295,15 @@ where
         let (wait, last_err) = match res {
             Err(_) => return Err(EngineError::Timeout),
             Ok(Err(e)) => {
-                tracing::warn!(%engine, attempt, error = %e, "provider request failed");
-                if e.is_builder() {
-                    return Err(EngineError::Unavailable(e.to_string()));
+                // reqwest's text names the URL, and a URL may carry a key (OMDb, TMDB v3).
+                let timeout = e.is_timeout();
+                let builder = e.is_builder();
+                let text = crate::config::redact(&e.without_url().to_string()).into_owned();
+                tracing::warn!(%engine, attempt, error = %text, "provider request failed");
+                if builder {
+                    return Err(EngineError::Unavailable(text));
                 }
-                (None, EngineError::Unavailable(if e.is_timeout() { "timed out".into() } else { e.to_string() }))
+                (None, EngineError::Unavailable(if timeout { "timed out".into() } else { text }))
             }
             Ok(Ok(resp)) => {
                 let status = resp.status();
@@ -306,7 +311,8 @@ where
                 let body = match tokio::time::timeout_at(deadline, resp.bytes()).await {
                     Err(_) => return Err(EngineError::Timeout),
                     Ok(Err(e)) => {
-                        tracing::warn!(%engine, attempt, error = %e, "provider answer broke off");
+                        let text = crate::config::redact(&e.without_url().to_string()).into_owned();
+                        tracing::warn!(%engine, attempt, error = %text, "provider answer broke off");
                         bytes::Bytes::new()
                     }
                     Ok(Ok(b)) => b,
@@ -317,7 +323,9 @@ where
                     if status.is_success() {
                         return Ok(body);
                     }
-                    let message = style.message(&body);
+                    // A provider may quote the key it refused; the message is logged and
+                    // may be stored with the result.
+                    let message = crate::config::redact(&style.message(&body)).into_owned();
                     tracing::warn!(%engine, attempt, status = status.as_u16(), %message, "provider answered with an error");
                     if !style.retryable(status, &body) {
                         return Err(EngineError::Provider { status: status.as_u16(), message });

@@ -4,45 +4,66 @@
 //! Errors are JSON `{error, message}` with the same human sentence in both fields; the
 //! browser shows that sentence (SPEC 7 reads error bodies "as plain text": the client takes
 //! `error` from the JSON, or the raw text when the body is not JSON).
-use axum::extract::rejection::JsonRejection;
+use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
-use crate::auth::{self, RequireUser};
+use super::Message;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::auth::{self, ClientAddr, RequireUser};
 use crate::entities::user;
-use crate::error::{AppError, AppResult};
-use crate::services::throttle::Verdict;
+use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::routes::extract::{JsonOrForm, is_form};
+use crate::services::account_limits::{self, Verdict};
+use crate::services::throttle::address_subject;
 use crate::services::users::{self, CreateUserError, NewUser};
 use crate::services::{sessions, verification};
 use crate::state::AppState;
 use crate::views::Site;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/register", post(register))
-        .route("/login", post(login))
-        .route("/logout", post(logout))
-        .route("/user", get(current_user))
-        .route("/verify-email/{token}", get(verify_email))
-        .route("/resend-verification", post(resend_verification))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(register))
+        .routes(routes!(login))
+        .routes(routes!(logout))
+        .routes(routes!(current_user))
+        .routes(routes!(verify_email))
+        .routes(routes!(resend_verification))
+}
+
+/// `POST /api/register` when the site asks new accounts to verify their address first.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VerificationPending {
+    pub email_verification_required: bool,
+    pub email: String,
+    pub username: String,
+}
+
+/// What `POST /api/register` answers: the signed-in user, or a pending verification.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum Registration {
+    SignedIn(UserResponse),
+    VerificationRequired(VerificationPending),
 }
 
 /// The user as the browser sees it.
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserResponse {
     pub id: i64,
     pub username: String,
     pub email: String,
     pub created_at: DateTime<Utc>,
-    pub role: String,
+    pub role: user::Role,
     pub is_admin: bool,
     pub email_verified: bool,
     pub display_name: Option<String>,
@@ -56,8 +77,8 @@ impl From<&user::Model> for UserResponse {
             username: u.username.clone(),
             email: u.email.clone(),
             created_at: u.created_at,
-            role: u.role.clone(),
-            is_admin: u.role == "admin",
+            role: u.role,
+            is_admin: u.role.is_admin(),
             email_verified: u.email_verified,
             display_name: u.display_name.clone(),
             profile_picture: u.profile_picture.clone(),
@@ -65,31 +86,41 @@ impl From<&user::Model> for UserResponse {
     }
 }
 
-/// A JSON body, or 400 with our error shape when it is not valid JSON of the right shape.
-pub fn json_body<T>(body: Result<Json<T>, JsonRejection>) -> AppResult<T> {
-    body.map(|Json(b)| b).map_err(|e| AppError::BadRequest(format!("Invalid request body: {}", e.body_text())))
-}
-
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(default)]
 pub struct RegisterBody {
     pub username: String,
     pub email: String,
     pub password: String,
+    /// The plain sign-up form's confirmation (checked on form posts only).
+    #[serde(rename = "confirmPassword")]
+    pub confirm_password: String,
 }
 
-/// `POST /api/register`: JSON for the islands; a plain HTML form (no JavaScript) gets
-/// redirects like [`login`], and its `confirmPassword` field is checked too.
-async fn register(State(state): State<AppState>, headers: HeaderMap, body: axum::body::Bytes) -> AppResult<Response> {
-    if is_form(&headers) {
-        let f = form_fields(&body);
-        let get = |k: &str| f.get(k).cloned().unwrap_or_default();
+/// Create an account
+///
+/// Anyone may call it. Makes an account from `username`, `email` and `password` (a plain
+/// HTML form's `confirmPassword` must match it). When the site asks for email verification, a
+/// verification mail goes out and the answer says so; otherwise the new person is signed
+/// in at once (session cookie set). 409 when the username or email is taken; a few sign-ups
+/// per client address an hour. A plain HTML form post gets a redirect.
+#[utoipa::path(post, path = "/register", tag = "accounts", request_body(content((RegisterBody = "application/json"), (RegisterBody = "application/x-www-form-urlencoded"))),
+    responses((status = 201, description = "Created: signed in (session cookie set), or waiting for email verification", body = Registration),
+        (status = 400, description = "A field is refused (`validation_failed`, `weak_password`)", body = ErrorBody),
+        (status = 409, description = "Username or email taken", body = ErrorBody), (status = 429, description = "Too many sign-ups", body = ErrorBody), (status = 303, description = "A plain HTML form was posted: a redirect (with `?error=<code>` on failure)", headers(("location" = String)))))]
+async fn register(
+    State(state): State<AppState>,
+    ClientAddr(addr): ClientAddr,
+    headers: HeaderMap,
+    JsonOrForm { body, form }: JsonOrForm<RegisterBody>,
+) -> AppResult<Response> {
+    let addr = address_subject(addr);
+    if form {
         let back = "/auth?tab=signup";
-        if get("password") != get("confirmPassword") {
+        if body.password != body.confirm_password {
             return Ok(Redirect::to(&format!("{back}&error=mismatch")).into_response());
         }
-        let body = RegisterBody { username: get("username"), email: get("email"), password: get("password") };
-        return Ok(match create_account(&state, &headers, body).await {
+        return Ok(match create_account(&state, &headers, &addr, body).await {
             Ok(Registered::SignedIn(_, token)) => {
                 let mut res = Redirect::to("/").into_response();
                 res.headers_mut().append(header::SET_COOKIE, auth::session_cookie(&state.config, &token));
@@ -99,22 +130,23 @@ async fn register(State(state): State<AppState>, headers: HeaderMap, body: axum:
                 let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("email", &u.email).finish();
                 Redirect::to(&format!("/email-verification-pending?{q}")).into_response()
             }
-            Err(AppError::BadRequest(m)) if m.starts_with("Password must") => {
+            Err(e) if e.code() == ErrorCode::WeakPassword => {
                 Redirect::to(&format!("{back}&error=weak")).into_response()
+            }
+            Err(e) if e.status() == StatusCode::TOO_MANY_REQUESTS => {
+                Redirect::to(&format!("{back}&error=register_throttled")).into_response()
             }
             Err(e) => form_error_redirect(back, &e),
         });
     }
-    let body: RegisterBody =
-        serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(format!("Invalid request body: {e}")))?;
-    Ok(match create_account(&state, &headers, body).await? {
+    Ok(match create_account(&state, &headers, &addr, body).await? {
         Registered::SignedIn(u, token) => {
             let mut res = (StatusCode::CREATED, Json(UserResponse::from(&u))).into_response();
             res.headers_mut().append(header::SET_COOKIE, auth::session_cookie(&state.config, &token));
             res
         }
         Registered::VerificationRequired(u) => {
-            let body = json!({ "emailVerificationRequired": true, "email": u.email, "username": u.username });
+            let body = VerificationPending { email_verification_required: true, email: u.email, username: u.username };
             (StatusCode::CREATED, Json(body)).into_response()
         }
     })
@@ -127,36 +159,55 @@ enum Registered {
     VerificationRequired(user::Model),
 }
 
-async fn create_account(state: &AppState, headers: &HeaderMap, body: RegisterBody) -> AppResult<Registered> {
+const TOO_MANY_SIGNUPS: &str = "Too many new accounts from your network. Please try again later.";
+
+async fn create_account(
+    state: &AppState,
+    headers: &HeaderMap,
+    addr: &str,
+    body: RegisterBody,
+) -> AppResult<Registered> {
     if body.username.trim().is_empty() || body.email.trim().is_empty() || body.password.is_empty() {
         return Err(AppError::BadRequest("Please fill in all required fields".into()));
     }
+    // Every attempt that gets this far counts, taken names too (they would otherwise let
+    // anyone probe which usernames and addresses exist at full speed).
+    let budget = account_limits::REGISTER_ADDR.consume(&state.db, addr).await?;
+    if !budget.allowed {
+        tracing::warn!(addr, "registration refused: too many from this address");
+        return Err(AppError::throttled(TOO_MANY_SIGNUPS, &budget));
+    }
     let settings = state.settings().await?;
-    let required = verification::required(state.accounts.mailer.is_smtp(), &settings);
+    let required = verification::required(state.mailer.is_smtp(), &settings);
     let created = users::create(
         &state.db,
         NewUser {
             username: &body.username,
             email: &body.email,
             password: Some(&body.password),
-            role: "user",
+            role: user::Role::User,
             email_verified: false,
         },
     )
     .await;
     let u = match created {
         Ok(u) => u,
-        Err(CreateUserError::Invalid(m)) => return Err(AppError::BadRequest(m)),
-        Err(e @ (CreateUserError::UsernameTaken | CreateUserError::EmailTaken)) => {
-            return Err(AppError::Conflict(e.to_string()));
+        Err(CreateUserError::Invalid(m)) => {
+            account_limits::REGISTER_ADDR.refund(&state.db, addr, 1).await?;
+            return Err(AppError::BadRequest(m));
         }
-        Err(CreateUserError::Db(e)) if matches!(e.sql_err(), Some(sea_orm::SqlErr::UniqueConstraintViolation(_))) => {
-            // Lost a race with an identical registration.
-            return Err(AppError::Conflict("Username is already taken".into()));
+        Err(CreateUserError::WeakPassword(m)) => {
+            account_limits::REGISTER_ADDR.refund(&state.db, addr, 1).await?;
+            return Err(AppError::BadRequest(m).with_code(ErrorCode::WeakPassword));
+        }
+        Err(e @ (CreateUserError::UsernameTaken | CreateUserError::EmailTaken)) => {
+            return Err(AppError::Conflict(e.to_string()).with_code(ErrorCode::AlreadyRegistered));
         }
         Err(e) => return Err(AppError::Internal(anyhow::anyhow!("registration failed: {e}"))),
     };
     tracing::info!(user_id = u.id, verification = required, "account registered");
+    let was_guest = auth::guest_id(state, headers).is_some();
+    crate::services::analytics::record_sign_up(&state.db, u.id, "password", was_guest).await;
     if required {
         send_verification(state, &u, &Site::from_settings(&settings, &state.config.origin()).name).await;
         return Ok(Registered::VerificationRequired(u));
@@ -176,51 +227,57 @@ async fn send_verification(state: &AppState, u: &user::Model, site_name: &str) {
         }
     };
     let mail = verification::mail(site_name, &state.config.origin(), u, &token);
-    if let Err(e) = state.accounts.mailer.send(mail).await {
+    if let Err(e) = state.mailer.send(mail).await {
         tracing::error!(error = format!("{e:#}"), user_id = u.id, "verification mail not sent");
     }
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(default)]
 pub struct LoginBody {
     pub username: String,
     pub password: String,
+    /// A plain form's own page (a local path), to go back to when sign-in fails.
+    pub from: Option<String>,
+    /// A plain form's next page (a local path) after signing in.
+    pub next: Option<String>,
 }
 
 const TOO_MANY_LOGINS: &str = "Too many login attempts. Please wait a few minutes and try again.";
 const BAD_LOGIN: &str = "Invalid username or password";
 
-/// `POST /api/login`: JSON for the islands; an HTML form post (no JavaScript, or the admin
-/// login) gets a redirect instead: to `next` (a local path) on success, back to the form's
-/// page with `?error=code` on failure.
+/// Sign in
+///
+/// Anyone may call it. Checks the username (or email) and password and, when they are
+/// right, sets the session cookie and returns the account. Repeated failures are answered
+/// with 429 and `Retry-After`; an account that must still verify its email gets 403. A
+/// plain HTML form post gets a redirect instead: to `next` (a path on this site) on
+/// success, back to the form's page with `?error=<code>` on failure.
+#[utoipa::path(post, path = "/login", tag = "accounts", request_body(content((LoginBody = "application/json"), (LoginBody = "application/x-www-form-urlencoded"))),
+    responses((status = 200, description = "Signed in; the session cookie is set", body = UserResponse,
+            headers(("set-cookie" = String, description = "The session cookie"))),
+        (status = 400, description = "Missing fields", body = ErrorBody), (status = 401, description = "Wrong username or password", body = ErrorBody),
+        (status = 403, description = "Email not verified yet", body = ErrorBody), (status = 429, description = "Too many attempts", body = ErrorBody), (status = 303, description = "A plain HTML form was posted: a redirect (with `?error=<code>` on failure)", headers(("location" = String)))))]
 async fn login(
     State(state): State<AppState>,
     headers: HeaderMap,
-    extensions: axum::http::Extensions,
-    body: axum::body::Bytes,
+    ClientAddr(addr): ClientAddr,
+    JsonOrForm { body, form }: JsonOrForm<LoginBody>,
 ) -> AppResult<Response> {
-    let addr = auth::client_addr(&state.config, &extensions, &headers);
-    if is_form(&headers) {
-        let f = form_fields(&body);
-        let body = LoginBody {
-            username: f.get("username").cloned().unwrap_or_default(),
-            password: f.get("password").cloned().unwrap_or_default(),
-        };
-        let back = local_path(f.get("from").map(String::as_str)).unwrap_or("/auth");
-        let next = local_path(f.get("next").map(String::as_str)).unwrap_or("/");
+    let addr = address_subject(addr);
+    if form {
+        let back = local_path(body.from.as_deref()).unwrap_or("/auth").to_owned();
+        let next = local_path(body.next.as_deref()).unwrap_or("/").to_owned();
         return Ok(match sign_in(&state, &headers, &addr, body).await {
             Ok((u, token)) => {
-                let mut res = Redirect::to(next).into_response();
+                let mut res = Redirect::to(&next).into_response();
                 res.headers_mut().append(header::SET_COOKIE, auth::session_cookie(&state.config, &token));
                 tracing::debug!(user_id = u.id, "signed in by form");
                 res
             }
-            Err(e) => form_error_redirect(back, &e),
+            Err(e) => form_error_redirect(&back, &e),
         });
     }
-    let body: LoginBody =
-        serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(format!("Invalid request body: {e}")))?;
     let (u, token) = sign_in(&state, &headers, &addr, body).await?;
     let mut res = Json(UserResponse::from(&u)).into_response();
     res.headers_mut().append(header::SET_COOKIE, auth::session_cookie(&state.config, &token));
@@ -239,28 +296,26 @@ async fn sign_in(
     if name.is_empty() || body.password.is_empty() {
         return Err(AppError::BadRequest("Please enter both username and password".into()));
     }
-    match state.accounts.login_throttle.check(name, addr) {
-        Verdict::Blocked => {
-            tracing::warn!(addr, "login refused: too many failed attempts");
-            return Err(AppError::TooManyRequests(TOO_MANY_LOGINS.into()));
+    // The attempt counts before the password is checked, so attempts in flight count too.
+    match account_limits::login_attempt(&state.db, name, addr).await? {
+        Verdict::Blocked(left) => {
+            tracing::warn!(addr, "login refused: too many attempts");
+            return Err(AppError::retry_later(TOO_MANY_LOGINS, left.as_secs().max(1)));
         }
         Verdict::Proceed(wait) if !wait.is_zero() => tokio::time::sleep(wait).await,
         Verdict::Proceed(_) => {}
     }
     let found = users::find_for_login(&state.db, name).await?;
     if body.password.len() > users::MAX_PASSWORD_LEN || !users::check_password(&body.password, found.as_ref()).await {
-        state.accounts.login_throttle.record_failure(name, addr);
-        return Err(AppError::Unauthorized(BAD_LOGIN.into()));
+        return Err(AppError::Unauthorized(BAD_LOGIN.into()).with_code(ErrorCode::InvalidCredentials));
     }
-    let Some(u) = found else { return Err(AppError::Unauthorized(BAD_LOGIN.into())) };
-    state.accounts.login_throttle.record_success(name);
+    let Some(u) = found else {
+        return Err(AppError::Unauthorized(BAD_LOGIN.into()).with_code(ErrorCode::InvalidCredentials));
+    };
+    account_limits::login_succeeded(&state.db, name, addr).await?;
     let settings = state.settings().await?;
-    if !u.email_verified && verification::required(state.accounts.mailer.is_smtp(), &settings) {
-        return Err(AppError::with_body(
-            StatusCode::FORBIDDEN,
-            "Please verify your email address before signing in. Check your inbox for the verification link.",
-            json!({ "emailVerificationRequired": true, "email": u.email }),
-        ));
+    if !u.email_verified && verification::required(state.mailer.is_smtp(), &settings) {
+        return Err(AppError::EmailNotVerified { email: u.email });
     }
     // Rotate: this browser's previous session (if any) ends, a new token starts.
     if let Some(old) = auth::session_token(headers) {
@@ -270,20 +325,9 @@ async fn sign_in(
     Ok((u, token))
 }
 
-fn is_form(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"))
-}
-
 fn wants_html(headers: &HeaderMap) -> bool {
     is_form(headers)
         || headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/html"))
-}
-
-fn form_fields(body: &[u8]) -> std::collections::HashMap<String, String> {
-    url::form_urlencoded::parse(body).into_owned().collect()
 }
 
 /// A same-site path (`/x`, never `//host` or a full URL), for redirects after a form.
@@ -294,12 +338,9 @@ pub fn local_path(p: Option<&str>) -> Option<&str> {
 /// Where a failed form post goes: back to its page with a fixed error code (never our
 /// message in the URL), or to the pending-verification screen.
 fn form_error_redirect(back: &str, e: &AppError) -> Response {
-    if let AppError::WithBody { status, extra, .. } = e {
-        if *status == StatusCode::FORBIDDEN {
-            let email = extra.get("email").and_then(|v| v.as_str()).unwrap_or("");
-            let q: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("email", email).finish();
-            return Redirect::to(&format!("/email-verification-pending?{q}")).into_response();
-        }
+    if let AppError::EmailNotVerified { email } = e.unwrapped() {
+        let q: String = url::form_urlencoded::Serializer::new(String::new()).append_pair("email", email).finish();
+        return Redirect::to(&format!("/email-verification-pending?{q}")).into_response();
     }
     let code = match e.status().as_u16() {
         400 => "missing",
@@ -312,8 +353,12 @@ fn form_error_redirect(back: &str, e: &AppError) -> Response {
     Redirect::to(&format!("{back}{sep}error={code}")).into_response()
 }
 
-/// `POST /api/logout`: JSON for scripts; the header's plain form (no JavaScript) gets a
-/// redirect to `/`.
+/// Sign out
+///
+/// Ends the session of the request, if any, and clears the session cookie. Always
+/// succeeds. A plain HTML form post gets a redirect to the home page.
+#[utoipa::path(post, path = "/logout", tag = "accounts",
+    responses((status = 200, description = "Signed out; the cookie is cleared", body = Message), (status = 303, description = "A plain HTML form was posted: a redirect (with `?error=<code>` on failure)", headers(("location" = String)))))]
 async fn logout(State(state): State<AppState>, headers: HeaderMap) -> AppResult<Response> {
     if let Some(token) = auth::session_token(&headers) {
         sessions::delete(&state.db, &token).await?;
@@ -321,45 +366,54 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> AppResult<
     let mut res = if wants_html(&headers) {
         Redirect::to("/").into_response()
     } else {
-        Json(json!({ "message": "You have been successfully logged out." })).into_response()
+        super::Message::json("You have been successfully logged out.").into_response()
     };
     res.headers_mut().append(header::SET_COOKIE, auth::clear_session_cookie(&state.config));
     Ok(res)
 }
 
+#[utoipa::path(get, path = "/user", tag = "accounts", security(("session" = [])),
+    responses((status = 200, description = "The signed-in user", body = UserResponse), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn current_user(State(state): State<AppState>, RequireUser(me): RequireUser) -> AppResult<Json<UserResponse>> {
-    let u = user::Entity::find_by_id(me.id)
-        .one(&state.db)
-        .await?
-        .ok_or_else(|| AppError::Unauthorized("Not authenticated".into()))?;
+    let u = user::Entity::find_by_id(me.id).one(&state.db).await?.ok_or_else(|| AppError::NotAuthenticated)?;
     Ok(Json(UserResponse::from(&u)))
 }
 
-async fn verify_email(State(state): State<AppState>, Path(token): Path<String>) -> AppResult<Json<serde_json::Value>> {
+#[utoipa::path(get, path = "/verify-email/{token}", tag = "accounts",
+    params(("token" = String, Path, description = "The token from the verification mail")),
+    responses((status = 200, description = "Verified", body = Message), (status = 400, description = "Unknown or expired link", body = ErrorBody)))]
+async fn verify_email(State(state): State<AppState>, Path(token): Path<String>) -> AppResult<Json<super::Message>> {
     match verification::verify(&state.db, &token).await {
         Ok(u) => {
             tracing::info!(user_id = u.id, "email verified");
-            Ok(Json(json!({ "message": "Your email has been verified. You can now sign in." })))
+            Ok(super::Message::json("Your email has been verified. You can now sign in."))
         }
         Err(verification::VerifyError::Db(e)) => Err(e.into()),
         Err(e) => Err(AppError::BadRequest(e.to_string())),
     }
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(default)]
 pub struct ResendBody {
     pub email: String,
 }
 
-/// `POST /api/resend-verification`: JSON; the pending page's plain form gets a redirect back.
+/// Send the verification mail again
+///
+/// Anyone may call it. If the address (`email`) belongs to an account that has not
+/// verified its email yet, a new verification link goes out (earlier ones stop working).
+/// The answer is the same whether or not it does; one mail per address a minute, else 429
+/// with `Retry-After`. A plain HTML form post gets a redirect back.
+#[utoipa::path(post, path = "/resend-verification", tag = "accounts", request_body(content((ResendBody = "application/json"), (ResendBody = "application/x-www-form-urlencoded"))),
+    responses((status = 200, description = "The same answer whether or not the address has an account", body = Message),
+        (status = 400, description = "No valid address", body = ErrorBody), (status = 429, description = "Wait before asking again", body = ErrorBody), (status = 303, description = "A plain HTML form was posted: a redirect (with `?error=<code>` on failure)", headers(("location" = String)))))]
 async fn resend_verification(
     State(state): State<AppState>,
-    headers: HeaderMap,
-    body: axum::body::Bytes,
+    JsonOrForm { body, form }: JsonOrForm<ResendBody>,
 ) -> AppResult<Response> {
-    if is_form(&headers) {
-        let email = form_fields(&body).get("email").cloned().unwrap_or_default();
+    if form {
+        let email = body.email;
         let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("email", email.trim()).finish();
         let outcome = match resend(&state, &email).await {
             Ok(_) => "sent=1",
@@ -368,12 +422,10 @@ async fn resend_verification(
         };
         return Ok(Redirect::to(&format!("/email-verification-pending?{q}&{outcome}")).into_response());
     }
-    let body: ResendBody =
-        serde_json::from_slice(&body).map_err(|e| AppError::BadRequest(format!("Invalid request body: {e}")))?;
     Ok(Json(resend(&state, &body.email).await?).into_response())
 }
 
-async fn resend(state: &AppState, email: &str) -> AppResult<serde_json::Value> {
+async fn resend(state: &AppState, email: &str) -> AppResult<super::Message> {
     let email = email.trim().to_ascii_lowercase();
     if email.is_empty() {
         return Err(AppError::BadRequest("Please enter your email address".into()));
@@ -383,27 +435,28 @@ async fn resend(state: &AppState, email: &str) -> AppResult<serde_json::Value> {
     }
     // The cooldown is per address whether or not it belongs to anyone, so the answer never
     // tells which addresses have accounts.
-    if let Err(secs) = state.accounts.resend_cooldown.try_start(&email) {
-        return Err(AppError::with_body(
-            StatusCode::TOO_MANY_REQUESTS,
+    let cooldown = account_limits::RESEND_EMAIL.consume(&state.db, &email).await?;
+    if !cooldown.allowed {
+        let secs = cooldown.reset_secs().max(1);
+        return Err(AppError::retry_later(
             format!("Please wait {secs} seconds before requesting another email."),
-            json!({ "retryAfter": secs }),
+            secs,
         ));
     }
-    if let Some(u) = users::find_by_email(&state.db, &email).await? {
-        if !u.email_verified {
-            let settings = state.settings().await?;
-            let site_name = Site::from_settings(&settings, &state.config.origin()).name;
-            // Sent in the background so that the answer takes the same time either way.
-            let state = state.clone();
-            tokio::spawn(async move { send_verification(&state, &u, &site_name).await });
-        }
+    if let Some(u) = users::find_by_email(&state.db, &email).await?
+        && !u.email_verified
+    {
+        let settings = state.settings().await?;
+        let site_name = Site::from_settings(&settings, &state.config.origin()).name;
+        // Sent in the background so that the answer takes the same time either way.
+        let state = state.clone();
+        state.background.clone().spawn(async move { send_verification(&state, &u, &site_name).await });
     }
-    Ok(json!({
-        "message": "If an account with this email is waiting for verification, a new link is on its way."
-    }))
+    Ok(super::Message {
+        message: "If an account with this email is waiting for verification, a new link is on its way.".into(),
+    })
 }
 
-fn user_agent(headers: &HeaderMap) -> Option<&str> {
+pub(crate) fn user_agent(headers: &HeaderMap) -> Option<&str> {
     headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok())
 }

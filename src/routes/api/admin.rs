@@ -1,36 +1,39 @@
 //! `/api/admin/*`: every handler takes [`RequireAdmin`] (401 signed out, 403 non-admin).
 use std::collections::BTreeMap;
 
+use axum::Json;
 use axum::extract::State;
-use axum::extract::rejection::JsonRejection;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde_json::Value;
 
-use super::accounts::json_body;
+use crate::routes::extract::JsonBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::auth::RequireAdmin;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorBody};
 use crate::services::admin::{self, Integrity, UpdateError, UserList};
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/admin/settings", get(settings).put(update_settings))
-        .route("/admin/users", get(users))
-        .route("/admin/data-integrity", get(integrity))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(settings, update_settings)).routes(routes!(users)).routes(routes!(integrity))
 }
 
-async fn settings(State(state): State<AppState>, _: RequireAdmin) -> AppResult<Json<BTreeMap<String, String>>> {
+#[utoipa::path(get, path = "/admin/settings", tag = "admin", security(("session" = [])),
+    responses((status = 200, description = "Every setting, secrets masked", body = BTreeMap<String, String>), (status = 401, description = "Not signed in", body = ErrorBody), (status = 403, description = "Not an administrator", body = ErrorBody)))]
+async fn settings(State(state): State<AppState>, _admin: RequireAdmin) -> AppResult<Json<BTreeMap<String, String>>> {
     Ok(Json(admin::masked(&*state.settings().await?)))
 }
 
 /// Body: an object of setting keys to new values (strings, numbers or booleans).
+#[utoipa::path(put, path = "/admin/settings", tag = "admin", security(("session" = [])),
+    request_body(content = BTreeMap<String, Object>, description = "Setting keys to new values (strings, numbers or booleans)"),
+    responses((status = 200, description = "Every setting after the change, secrets masked", body = BTreeMap<String, String>),
+        (status = 400, description = "A value is refused", body = ErrorBody), (status = 401, description = "Not signed in", body = ErrorBody), (status = 403, description = "Not an administrator", body = ErrorBody)))]
 async fn update_settings(
     State(state): State<AppState>,
     RequireAdmin(me): RequireAdmin,
-    body: Result<Json<BTreeMap<String, Value>>, JsonRejection>,
+    JsonBody(body): JsonBody<BTreeMap<String, Value>>,
 ) -> AppResult<Json<BTreeMap<String, String>>> {
-    let body = json_body(body)?;
     let mut changes = BTreeMap::new();
     for (k, v) in body {
         let v = match v {
@@ -49,10 +52,14 @@ async fn update_settings(
     Ok(Json(admin::masked(&*state.settings().await?)))
 }
 
-async fn users(State(state): State<AppState>, _: RequireAdmin) -> AppResult<Json<UserList>> {
+#[utoipa::path(get, path = "/admin/users", tag = "admin", security(("session" = [])),
+    responses((status = 200, description = "Accounts, newest first", body = UserList), (status = 401, description = "Not signed in", body = ErrorBody), (status = 403, description = "Not an administrator", body = ErrorBody)))]
+async fn users(State(state): State<AppState>, _admin: RequireAdmin) -> AppResult<Json<UserList>> {
     Ok(Json(admin::list_users(&state.db, 500).await?))
 }
 
-async fn integrity(State(state): State<AppState>, _: RequireAdmin) -> AppResult<Json<Integrity>> {
+#[utoipa::path(get, path = "/admin/data-integrity", tag = "admin", security(("session" = [])),
+    responses((status = 200, description = "Consistency checks of the stored data", body = Integrity), (status = 401, description = "Not signed in", body = ErrorBody), (status = 403, description = "Not an administrator", body = ErrorBody)))]
+async fn integrity(State(state): State<AppState>, _admin: RequireAdmin) -> AppResult<Json<Integrity>> {
     Ok(Json(admin::integrity(&state.db).await?))
 }

@@ -1,24 +1,36 @@
 //! `/api/admin/library`: the indexed videos, and `PATCH /api/admin/library/{id}` to correct a
 //! video's title, year, show, season and episode. Admin only ([`RequireAdmin`]: 401 signed
 //! out, 403 non-admin); unsafe methods pass the Origin check like every other route.
-use axum::extract::rejection::JsonRejection;
+use axum::Json;
 use axum::extract::{Path, State};
-use axum::routing::{get, patch};
-use axum::{Json, Router};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::accounts::json_body;
+use crate::routes::extract::JsonBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::auth::RequireAdmin;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorBody};
 use crate::library::edit::{AdminVideo, EditError, MetaPatch};
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/admin/library", get(list)).route("/admin/library/{id}", patch(edit))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(edit))
 }
 
-#[derive(Serialize)]
+/// The fields a PATCH may change; each left out keeps its value.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct VideoPatch {
+    title: Option<String>,
+    year: Option<Option<i32>>,
+    show: Option<Option<String>>,
+    season: Option<Option<u32>>,
+    episode: Option<Option<u32>>,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LibraryList {
     pub videos: Vec<AdminVideo>,
@@ -28,7 +40,9 @@ pub struct LibraryList {
     pub audio_bytes: u64,
 }
 
-async fn list(State(state): State<AppState>, _: RequireAdmin) -> AppResult<Json<LibraryList>> {
+#[utoipa::path(get, path = "/admin/library", tag = "admin", security(("session" = [])),
+    responses((status = 200, description = "The indexed videos and index sizes", body = LibraryList), (status = 401, description = "Not signed in", body = ErrorBody), (status = 403, description = "Not an administrator", body = ErrorBody)))]
+async fn list(State(state): State<AppState>, _admin: RequireAdmin) -> AppResult<Json<LibraryList>> {
     let library = state.library.clone();
     let out = tokio::task::spawn_blocking(move || {
         let videos: Vec<AdminVideo> = library.list().iter().map(AdminVideo::from).collect();
@@ -90,13 +104,17 @@ pub fn edit_error(e: EditError) -> AppError {
     }
 }
 
+#[utoipa::path(patch, path = "/admin/library/{id}", tag = "admin", security(("session" = [])),
+    params(("id" = u32, Path, description = "The video id")), request_body = VideoPatch,
+    responses((status = 200, description = "The video after the change", body = AdminVideo),
+        (status = 400, description = "A field is refused", body = ErrorBody), (status = 404, description = "No such video", body = ErrorBody), (status = 401, description = "Not signed in", body = ErrorBody), (status = 403, description = "Not an administrator", body = ErrorBody)))]
 async fn edit(
     State(state): State<AppState>,
     RequireAdmin(me): RequireAdmin,
     Path(id): Path<u32>,
-    body: Result<Json<Map<String, Value>>, JsonRejection>,
+    JsonBody(body): JsonBody<Map<String, Value>>,
 ) -> AppResult<Json<AdminVideo>> {
-    let patch = patch_from_json(&json_body(body)?)?;
+    let patch = patch_from_json(&body)?;
     let library = state.library.clone();
     let video = tokio::task::spawn_blocking(move || library.edit_meta(id, &patch))
         .await

@@ -1,8 +1,9 @@
 //! `GET /api/blog`: published posts with search, category and tag filters (SPEC section 7).
+use axum::Json;
 use axum::extract::{Query, State};
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::{Deserialize, Serialize};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::entities::blog_post;
 use crate::error::AppResult;
@@ -10,11 +11,12 @@ use crate::services::blog::{self, ListQuery};
 use crate::services::settings::SettingsExt;
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/blog", get(index))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(index))
 }
 
-#[derive(Debug, Deserialize, Default)]
+#[derive(Debug, Deserialize, Default, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct BlogParams {
     pub offset: Option<u64>,
     pub limit: Option<u64>,
@@ -24,7 +26,7 @@ pub struct BlogParams {
 }
 
 /// A post as the API shows it (SPEC section 3), with the field aliases older clients read.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BlogPostJson {
     pub id: i64,
@@ -38,7 +40,9 @@ pub struct BlogPostJson {
     pub tags: Vec<String>,
     pub featured_image: Option<String>,
     pub image_url: Option<String>,
+    /// The publication date (what readers see as the post's date).
     pub created_at: chrono::DateTime<chrono::Utc>,
+    pub published_at: chrono::DateTime<chrono::Utc>,
     pub updated_at: chrono::DateTime<chrono::Utc>,
     pub read_time_minutes: u32,
     pub author_name: String,
@@ -63,7 +67,8 @@ impl BlogPostJson {
             category: p.category,
             image_url: p.featured_image.clone(),
             featured_image: p.featured_image,
-            created_at: p.created_at,
+            created_at: p.published_at.unwrap_or(p.created_at),
+            published_at: p.published_at.unwrap_or(p.created_at),
             updated_at: p.updated_at,
             author_name: author.clone(),
             author,
@@ -71,13 +76,19 @@ impl BlogPostJson {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct BlogList {
     pub posts: Vec<BlogPostJson>,
     pub total: u64,
 }
 
-/// `{posts, total}`; `limit` defaults to 9 and is capped at 50.
+/// List blog posts
+///
+/// Anyone may call it. A page of published posts, newest first, optionally narrowed to a
+/// `tag`, a `category` or a `search` (in the title, summary, text or category), with the `total` number that
+/// match (for paging with `offset`). `limit` defaults to 9 and is at most 50.
+#[utoipa::path(get, path = "/blog", tag = "site", params(BlogParams),
+    responses((status = 200, description = "A page of posts and how many match", body = BlogList)))]
 async fn index(State(state): State<AppState>, Query(p): Query<BlogParams>) -> AppResult<Json<BlogList>> {
     let q = ListQuery {
         offset: p.offset.unwrap_or(0),

@@ -1,59 +1,140 @@
 //! The identification API: `POST /api/identify`, `GET /api/identification/{id}`, history,
 //! and analytics events (SPEC section 7).
-use std::net::IpAddr;
-
-use axum::extract::{DefaultBodyLimit, FromRef, FromRequestParts, Multipart, Path, Query, State};
-use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::Json;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::time::Instant;
 
-use crate::auth::{MaybeUser, RequireUser};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use super::identify_errors::timeout_error;
+use super::identify_form::read_form;
+use crate::auth::{ClientAddr, MaybeUser, RequireUser};
 use crate::entities::user;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::identify::admission::Refused;
 use crate::identify::engine::Mode;
-use crate::identify::guard::{check_guest, record_guest};
-use crate::identify::pipeline::{self, deadline_secs, timeout_error};
+use crate::identify::guard::reserve_guest;
+use crate::identify::pipeline::{self, deadline_secs};
+use crate::identify::public::PublicResult;
 use crate::identify::result::IdentificationResult;
+use crate::identify::runs;
 use crate::identify::store::{self, HistoryItem, TopItem};
-use crate::identify::upload::{UploadRules, WorkDir, read_form};
+use crate::identify::upload::{UploadRules, WorkDir};
+use crate::routes::extract::JsonBody;
+use crate::services::analytics;
 use crate::services::settings::SettingsExt;
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        // The size cap is enforced while streaming (413 with the SPEC's text), not by the
-        // default 2 MB body limit.
-        .route("/identify", post(identify).layer(DefaultBodyLimit::disable()))
-        .route("/identification/{id}", get(show))
-        .route("/history", get(history).delete(clear_history))
-        .route("/history/top-confident", get(top_confident))
-        .route("/analytics/track", post(track).layer(DefaultBodyLimit::max(16 * 1024)))
+pub fn router() -> OpenApiRouter<AppState> {
+    // The size cap is enforced while streaming (413 with the SPEC's text), not by the
+    // default 2 MB body limit.
+    let (s1, p1, identify) = routes!(identify);
+    let (s2, p2, track) = routes!(track);
+    OpenApiRouter::new()
+        .routes((s1, p1, identify.layer(DefaultBodyLimit::disable())))
+        .routes(routes!(show))
+        .routes(routes!(set_sharing))
+        .routes(routes!(history, clear_history))
+        .routes(routes!(top_confident))
+        .routes((s2, p2, track.layer(DefaultBodyLimit::max(16 * 1024))))
 }
 
-/// The client's address: the socket peer, or behind a trusted proxy the last
-/// `X-Forwarded-For` entry (`REELFIND_TRUST_PROXY`, see `auth::client_addr`).
-pub struct ClientAddr(pub Option<IpAddr>);
-
-impl<S> FromRequestParts<S> for ClientAddr
-where
-    S: Send + Sync,
-    AppState: FromRef<S>,
-{
-    type Rejection = std::convert::Infallible;
-    async fn from_request_parts(parts: &mut Parts, s: &S) -> Result<Self, Self::Rejection> {
-        let state = AppState::from_ref(s);
-        Ok(Self(crate::auth::client_addr(&state.config, &parts.extensions, &parts.headers).parse().ok()))
-    }
+/// The multipart form of `POST /api/identify`.
+#[derive(utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct IdentifyUpload {
+    /// The screenshot or clip (JPEG, PNG, WebP, GIF, MP4, WebM, MOV... as the site allows).
+    /// Send this or `url`.
+    #[schema(value_type = Option<String>, format = Binary)]
+    file: Option<Vec<u8>>,
+    /// Instead of `file`: a public http(s) address of the image or clip. The server fetches
+    /// it (no redirects, public addresses only; 422 otherwise) and checks it like an upload.
+    #[schema(max_length = 2048)]
+    url: Option<String>,
+    /// List the best N candidates with their scores (0-10, default 0: no list).
+    #[schema(minimum = 0, maximum = 10)]
+    candidates: Option<u8>,
+    /// `auto` (default), `google`, `openai`, `xai`, `anthropic`, `ensemble` or `library`.
+    mode: Option<String>,
+    /// Clips: also listen to the soundtrack (default true).
+    use_audio_analysis: Option<bool>,
+    /// Clips: look at more frames (default true).
+    use_enhanced_analysis: Option<bool>,
 }
 
-/// `POST /api/identify` (multipart: file, mode, useAudioAnalysis, useEnhancedAnalysis).
+#[derive(Serialize, utoipa::ToSchema)]
+struct SharingState {
+    shared: bool,
+}
+
+#[derive(Serialize, utoipa::ToSchema)]
+struct Cleared {
+    success: bool,
+    /// How many identifications were deleted.
+    deleted: u64,
+}
+
+/// A result as someone who is not its owner sees it, or as its owner does.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+enum AnyResult {
+    Owner(OwnerResult),
+    Public(PublicResult),
+}
+
+/// Identify a scene
+///
+/// Send a screenshot or a short clip as `file`, or a public address of one as `url`, and
+/// get the film or TV episode it comes from, with details, cast and where to watch it.
+/// `mode` picks the engine (default `auto`); `candidates=N` also lists the best N titles
+/// with their scores. A long clip can take a couple of minutes.
+#[utoipa::path(post, path = "/identify", tag = "identify",
+    request_body(content = IdentifyUpload, content_type = "multipart/form-data"),
+    security((), ("session" = []), ("apiKey" = [])),
+    responses(
+        (status = 200, description = "Identified: the stored result (signed in: with `shared` and `isOwner`)", body = AnyResult),
+        (status = 400, description = "No file or url, two files, a file and a url, a url that cannot be used, unreadable upload or unknown engine (see `code`)", body = ErrorBody),
+        (status = 401, description = "An API key that is unknown or revoked", body = ErrorBody),
+        (status = 403, description = "Guests have used their free identifications (`sign_in_required`), or the engine is disabled", body = ErrorBody),
+        (status = 404, description = "The scene could not be identified (`no_match`)", body = ErrorBody),
+        (status = 408, description = "The upload took too long", body = ErrorBody),
+        (status = 413, description = "Over the file-size limit (`file_too_large`)", body = ErrorBody),
+        (status = 422, description = "Not an image or video the site accepts (`invalid_file_format`), or a url that is private or could not be fetched", body = ErrorBody),
+        (status = 429, description = "Rate limited; see `Retry-After`", body = ErrorBody,
+            headers(("retry-after" = u64, description = "Seconds to wait"))),
+        (status = 502, description = "The AI engine failed", body = ErrorBody),
+        (status = 503, description = "Busy (`server_busy`, see `Retry-After`) or no engine configured", body = ErrorBody),
+        (status = 504, description = "Timed out", body = ErrorBody),
+    ))]
 async fn identify(
+    State(state): State<AppState>,
+    MaybeUser(user): MaybeUser,
+    ClientAddr(addr): ClientAddr,
+    headers: HeaderMap,
+    multipart: Multipart,
+) -> AppResult<Response> {
+    let started = Instant::now();
+    let user_id = user.as_ref().map(|u| u.id);
+    let request = identify_request(State(state.clone()), MaybeUser(user), ClientAddr(addr), headers, multipart);
+    let (res, runs) = runs::collect(request).await;
+    let outcome = match &res {
+        Ok(r) => r.extensions().get::<analytics::Identified>().cloned().map(Ok).unwrap_or(Err("failed")),
+        Err(e) => Err(analytics::failure_outcome(e.status().as_u16(), e.code() == ErrorCode::SignInRequired)),
+    };
+    analytics::record_identification(&state.db, user_id, outcome, &runs, started.elapsed().as_millis() as i64).await;
+    res
+}
+
+/// The identification (multipart: file, mode, useAudioAnalysis, useEnhancedAnalysis).
+async fn identify_request(
     State(state): State<AppState>,
     MaybeUser(user): MaybeUser,
     ClientAddr(addr): ClientAddr,
@@ -64,17 +145,56 @@ async fn identify(
     let settings = state.settings().await?;
     let config = &state.config;
 
-    let guest_id = if user.is_none() { state.identify.guest_from_cookie(config, &headers) } else { None };
-    let rate_key = match (&user, addr, &guest_id) {
-        (Some(u), _, _) => format!("user:{}", u.id),
-        (None, Some(ip), _) => format!("addr:{ip}"),
-        (None, None, Some(g)) => format!("guest:{g}"),
-        (None, None, None) => "anonymous".into(),
+    crate::identify::guard::check_rate(&state.db, config, user.as_ref().map(|u| u.id), addr).await?;
+    // A guest's free identification is reserved before the work and given back if it fails.
+    let guest = match &user {
+        None => Some(reserve_guest(&state.db, crate::auth::guest_id(&state, &headers), addr).await?),
+        Some(_) => None,
     };
-    state.identify.check_rate(rate_key)?;
-    if user.is_none() {
-        check_guest(&state.db, guest_id.as_deref(), addr).await?;
+    let outcome = run_identify(&state, &settings, user.as_ref(), multipart, started).await;
+    let result = match outcome {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(g) = guest {
+                g.release().await;
+            }
+            return Err(e);
+        }
+    };
+    let identified = analytics::Identified {
+        id: result.identification_id.clone(),
+        engine: result.engine.clone(),
+        cached: result.cached,
+    };
+    let mut res = match &user {
+        Some(_) => Json(OwnerResult { result, shared: true, is_owner: true }).into_response(),
+        None => Json(&result).into_response(),
+    };
+    res.extensions_mut().insert(identified);
+    if let Some(g) = guest {
+        if g.new_cookie {
+            res.headers_mut().append(header::SET_COOKIE, crate::auth::guest_cookie(&state, &g.guest_id));
+        }
+        g.commit();
     }
+    Ok(res)
+}
+
+/// The work of one identification: upload, media, engines, catalog, storing.
+async fn run_identify(
+    state: &AppState,
+    settings: &crate::services::settings::SettingsMap,
+    user: Option<&crate::services::users::CurrentUser>,
+    multipart: Multipart,
+    started: Instant,
+) -> AppResult<IdentificationResult> {
+    let config = &state.config;
+    // Admitted (or refused with 503 and Retry-After) before a byte of the upload is read.
+    let ticket = state.admission.enter()?;
+    // Everything this request does stops when this token fires: the deadline, the client
+    // going away (the handler is dropped, and the guard with it), or the server stopping.
+    let cancel = state.admission.shutdown.child_token();
+    let _stop_on_drop = cancel.clone().drop_guard();
 
     // Everything this request writes lives in `work` and is deleted when it drops, on
     // every path (answer, error, panic, client gone).
@@ -82,18 +202,18 @@ async fn identify(
     let max_mb = settings.max_file_size_mb();
     let rules = UploadRules { max_bytes: max_mb * 1024 * 1024, max_mb, allowed: settings.allowed_file_types() };
     let upload_limit = started + std::time::Duration::from_secs(config.identify.timeout_secs * 2);
-    let form = tokio::time::timeout_at(upload_limit, read_form(multipart, &work, &rules)).await.map_err(|_| {
-        AppError::with_body(
-            StatusCode::REQUEST_TIMEOUT,
-            "Upload timed out. Please try a smaller file or check your connection.",
-            serde_json::json!({}),
-        )
-    })??;
+    let form = tokio::select! {
+        form = tokio::time::timeout_at(upload_limit, read_form(multipart, &work, &rules, &state.outbound)) => form.map_err(|_| {
+            AppError::UploadTimeout("Upload timed out. Please try a smaller file or check your connection.".into())
+        })??,
+        _ = cancel.cancelled() => return Err(Refused::Stopping.into()),
+    };
     let mode: Mode = form.mode.parse().map_err(|_| {
         AppError::BadRequest(format!(
             "Unknown AI engine \"{}\". Choose one of auto, google, openai, xai, anthropic, ensemble, library.",
             form.mode.chars().take(40).collect::<String>()
         ))
+        .with_code(ErrorCode::UnknownEngine)
     })?;
     let upload_ms = started.elapsed().as_millis() as u64;
 
@@ -101,7 +221,7 @@ async fn identify(
         Some(u) => user::Entity::find_by_id(u.id).one(&state.db).await?.and_then(|u| u.default_ai_model),
         None => None,
     };
-    let secs = deadline_secs(&state, form.upload.kind, form.use_audio_analysis);
+    let secs = deadline_secs(state.identify_deps(), form.upload.kind, form.use_audio_analysis);
     let deadline = started + std::time::Duration::from_secs(secs);
     let req = pipeline::Request {
         upload: &form.upload,
@@ -114,39 +234,95 @@ async fn identify(
         started,
         deadline,
         upload_ms,
+        ticket,
+        cancel: cancel.clone(),
     };
     let result = tokio::time::timeout_at(deadline, async {
-        match pipeline::reuse(&state, &req).await? {
+        match pipeline::reuse(state.identify_deps(), &req).await? {
             Some(r) => Ok(r),
-            None => pipeline::run(&state, &settings, req).await,
+            None => pipeline::run(state.identify_deps(), settings, req).await,
         }
     })
     .await
-    .map_err(|_| timeout_error(secs))??;
+    .map_err(|_| {
+        // The work stops now, not when it would have finished.
+        cancel.cancel();
+        timeout_error(secs)
+    })??;
     drop(work);
-
-    let mut res = Json(&result).into_response();
-    if user.is_none() {
-        let id = guest_id.clone().unwrap_or_else(store::new_id);
-        record_guest(&state.db, &id, addr).await?;
-        if guest_id.is_none() {
-            if let Ok(v) = HeaderValue::from_str(&state.identify.guest_cookie(config, &id)) {
-                res.headers_mut().append(header::SET_COOKIE, v);
-            }
-        }
-    }
-    Ok(res)
+    let mut result = result;
+    // The candidates list is opt-in (`candidates=N`); without it the answer has none.
+    result.candidates.truncate(form.candidates);
+    Ok(result)
 }
 
 pub const GONE: &str = "This shared identification link is no longer available";
 
-/// `GET /api/identification/{id}`: a stored result, for `/?id=` and shared links.
-async fn show(State(state): State<AppState>, Path(id): Path<String>) -> AppResult<Json<IdentificationResult>> {
-    let r = store::find(&state.db, &id).await?.ok_or_else(|| AppError::NotFoundMsg(GONE.into()))?;
-    Ok(Json(r))
+/// The whole stored result, as its owner sees it, and whether its link is shared.
+#[derive(Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct OwnerResult {
+    #[serde(flatten)]
+    result: IdentificationResult,
+    shared: bool,
+    is_owner: bool,
 }
 
-#[derive(Deserialize)]
+/// Read one identification
+///
+/// The stored result of an identification. Its owner gets all of it (with `shared` and
+/// `isOwner`); anyone else a shared link's public part, or 404 once sharing stopped. With
+/// an API key, only your own results.
+#[utoipa::path(get, path = "/identification/{id}", tag = "identify", params(("id" = String, Path, description = "The identification id")),
+    security((), ("session" = []), ("apiKey" = [])),
+    responses((status = 200, description = "The owner's full result, or the public view of a shared one", body = AnyResult),
+        (status = 404, description = "Unknown, or not shared with you", body = ErrorBody)))]
+async fn show(
+    State(state): State<AppState>,
+    MaybeUser(me): MaybeUser,
+    crate::api_keys::MaybeApiKey(key): crate::api_keys::MaybeApiKey,
+    Path(id): Path<String>,
+) -> AppResult<Response> {
+    let gone = || AppError::NotFoundMsg(GONE.into());
+    let stored = store::find(&state.db, &id).await?.ok_or_else(gone)?;
+    if stored.is_owner(me.map(|u| u.id)) {
+        let shared = stored.shared;
+        return Ok(Json(OwnerResult { result: stored.result, shared, is_owner: true }).into_response());
+    }
+    // A key reads its owner's results only, shared links of others included.
+    if !stored.shared || key.is_some() {
+        return Err(gone());
+    }
+    Ok(Json(PublicResult::from(stored.result)).into_response())
+}
+
+#[derive(Deserialize, utoipa::ToSchema)]
+struct SharingBody {
+    shared: bool,
+}
+
+/// Share or stop sharing an identification
+///
+/// `{shared: true}` makes the identification's link readable by anyone who has it; `false`
+/// stops that. Only its owner may; anyone else gets 404, whether or not the id exists.
+#[utoipa::path(put, path = "/identification/{id}/sharing", tag = "identify", params(("id" = String, Path, description = "The identification id")), request_body = SharingBody,
+    security(("session" = [])),
+    responses((status = 200, description = "The sharing state now", body = SharingState), (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 404, description = "Not yours, or unknown", body = ErrorBody)))]
+async fn set_sharing(
+    State(state): State<AppState>,
+    RequireUser(me): RequireUser,
+    Path(id): Path<String>,
+    JsonBody(body): JsonBody<SharingBody>,
+) -> AppResult<Json<SharingState>> {
+    if !store::set_shared(&state.db, &id, me.id, body.shared).await? {
+        return Err(AppError::NotFoundMsg(GONE.into()));
+    }
+    Ok(Json(SharingState { shared: body.shared }))
+}
+
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageQuery {
     page: Option<u64>,
     limit: Option<u64>,
@@ -159,7 +335,7 @@ pub struct PageQuery {
     sort: Option<String>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HistoryPage {
     items: Vec<HistoryItem>,
@@ -171,8 +347,13 @@ pub struct HistoryPage {
     limit: u64,
 }
 
-/// `GET /api/history?page=&limit=20[&search=&type=&sort=]`: the caller's identifications,
-/// newest first unless another order is asked for.
+/// List your identifications
+///
+/// Your past identifications, newest first unless `sort` asks for another order, a page
+/// at a time (`page`, `limit`, default 20), optionally filtered by `search` and `type`.
+#[utoipa::path(get, path = "/history", tag = "history", params(PageQuery),
+    security(("session" = []), ("apiKey" = [])),
+    responses((status = 200, description = "A page of your identifications", body = HistoryPage), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn history(
     State(state): State<AppState>,
     RequireUser(user): RequireUser,
@@ -189,26 +370,37 @@ async fn history(
     Ok(Json(HistoryPage { items, total, total_all, page, limit }))
 }
 
-/// `DELETE /api/history`: deletes the caller's identifications (their share links too).
-async fn clear_history(State(state): State<AppState>, RequireUser(user): RequireUser) -> AppResult<Json<Value>> {
+/// Clear your history
+///
+/// Deletes all of your identifications; their shared links stop working too.
+#[utoipa::path(delete, path = "/history", tag = "history", security(("session" = [])),
+    responses((status = 200, description = "Everything deleted (share links too)", body = Cleared), (status = 401, description = "Not signed in", body = ErrorBody)))]
+async fn clear_history(State(state): State<AppState>, RequireUser(user): RequireUser) -> AppResult<Json<Cleared>> {
     let deleted = store::clear_history(&state.db, user.id).await?;
-    Ok(Json(serde_json::json!({"success": true, "deleted": deleted})))
+    Ok(Json(Cleared { success: true, deleted }))
 }
 
-/// `GET /api/history/top-confident`: at most 3 recent confident identifications, no personal data.
+/// Recent confident identifications
+///
+/// At most 3 recent identifications the engines were sure of, for the home page; no personal data.
+#[utoipa::path(get, path = "/history/top-confident", tag = "history",
+    responses((status = 200, description = "At most 3 recent confident identifications, no personal data", body = Vec<TopItem>)))]
 async fn top_confident(State(state): State<AppState>) -> AppResult<Json<Vec<TopItem>>> {
     Ok(Json(store::top_confident(&state.db, 3).await?))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TrackBody {
     action: String,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     resource_type: Option<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     resource_id: Option<Value>,
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     metadata: Option<Value>,
 }
 
@@ -224,20 +416,19 @@ fn bounded(v: Option<Value>, max: usize) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
-/// `POST /api/analytics/track`: stores one event (bounded sizes); 204.
+/// Record a page event
+///
+/// Stores one usage event sent by the website (sizes are bounded). Answers 204.
+#[utoipa::path(post, path = "/analytics/track", tag = "site", request_body = TrackBody,
+    responses((status = 204, description = "Recorded"),
+        (status = 400, description = "Bad action name", body = ErrorBody), (status = 413, description = "Too large", body = ErrorBody),
+        (status = 429, description = "Too many events", body = ErrorBody)))]
 async fn track(
     State(state): State<AppState>,
     MaybeUser(user): MaybeUser,
     ClientAddr(addr): ClientAddr,
-    body: Result<Json<TrackBody>, axum::extract::rejection::JsonRejection>,
+    JsonBody(body): JsonBody<TrackBody>,
 ) -> AppResult<StatusCode> {
-    let Json(body) = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            AppError::PayloadTooLarge("Analytics event too large.".into())
-        } else {
-            AppError::BadRequest(e.body_text())
-        }
-    })?;
     let action = body.action.trim();
     if action.is_empty()
         || action.len() > 64
@@ -245,24 +436,22 @@ async fn track(
     {
         return Err(AppError::BadRequest("action must be 1-64 letters, digits, '_', '-' or '.'".into()));
     }
-    // Abuse guard: analytics share the identify limiter's spirit but with a larger budget.
-    let key = match (&user, addr) {
-        (Some(u), _) => format!("analytics:user:{}", u.id),
-        (None, Some(ip)) => format!("analytics:addr:{ip}"),
-        _ => "analytics:anonymous".into(),
-    };
-    state.identify.check_analytics_rate(key)?;
-    let metadata = body.metadata.filter(|m| m.is_object()).map(|m| m.to_string()).filter(|m| m.len() <= MAX_METADATA);
-    store::track(
-        &state.db,
-        store::Event {
-            action: action.to_owned(),
-            resource_type: bounded(body.resource_type, 64),
-            resource_id: bounded(body.resource_id, 128),
-            metadata,
-            user_id: user.map(|u| u.id),
-        },
-    )
-    .await?;
+    // Abuse guard: a budget per account or address in the shared throttle store.
+    crate::identify::guard::check_analytics_rate(&state.db, user.as_ref().map(|u| u.id), addr).await?;
+    if analytics::SERVER_ACTIONS.contains(&action) {
+        return Err(AppError::BadRequest(format!("{action} events are recorded by the server")));
+    }
+    // Oversized metadata is dropped, the event kept.
+    let metadata = body.metadata.filter(|m| m.to_string().len() <= MAX_METADATA);
+    let public_host = state.config.public_url.host_str().unwrap_or("");
+    let event = analytics::client_event(
+        action,
+        bounded(body.resource_type, 64),
+        bounded(body.resource_id, 128),
+        metadata.as_ref(),
+        user.map(|u| u.id),
+        public_host,
+    );
+    analytics::record(&state.db, event).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -1,36 +1,65 @@
 //! The JSON API under `/api` (SPEC section 7). Shapes are camelCase.
+pub mod account;
 pub mod accounts;
 pub mod admin;
+pub mod admin_blog;
+pub mod admin_insight;
 pub mod admin_library;
+pub mod admin_testimonials;
 pub mod blog;
 pub mod collections;
 pub mod google;
 pub mod identify;
+pub mod identify_errors;
+pub mod identify_form;
+pub mod keys;
 pub mod library;
 pub mod notifications;
+pub mod openapi;
 pub mod profiles;
+pub mod quota;
 pub mod site;
 pub mod testimonials;
 
-use axum::Router;
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
+/// Every API route, relative to `/api`. Modules register handlers with `routes!` only (never
+/// a bare `.route`), so each one also lands in the OpenAPI document; see [`openapi`].
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
         .merge(site::router())
         .merge(accounts::router())
+        .merge(account::router())
         .merge(admin::router())
+        .merge(admin_blog::router())
         .merge(admin_library::router())
+        .merge(admin_testimonials::router())
+        .merge(admin_insight::router())
         .merge(google::router())
         .merge(profiles::router())
         .merge(identify::router())
+        .merge(keys::router())
+        .merge(quota::router())
         .merge(library::router())
         .merge(notifications::router())
         .merge(blog::router())
         .merge(collections::router())
         .merge(testimonials::router())
         .fallback(api_not_found)
+}
+
+/// An answer that is only a sentence for the person (sign-out, password changed...).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct Message {
+    pub message: String,
+}
+
+impl Message {
+    pub fn json(text: impl Into<String>) -> axum::Json<Message> {
+        axum::Json(Message { message: text.into() })
+    }
 }
 
 async fn api_not_found() -> crate::error::AppError {

@@ -1,28 +1,27 @@
 //! `/api/profiles/me` and `/api/profiles/preferences`: the signed-in person's own profile.
 //! There is deliberately no route that takes a user id.
+use axum::Json;
 use axum::extract::State;
-use axum::extract::rejection::JsonRejection;
-use axum::routing::get;
-use axum::{Json, Router};
 use chrono::{DateTime, Utc};
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::accounts::json_body;
+use crate::routes::extract::JsonBody;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::auth::RequireUser;
 use crate::entities::user;
-use crate::error::{AppError, AppResult};
+use crate::error::{AppError, AppResult, ErrorBody};
 use crate::services::profiles::{self, ProfileError};
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/profiles/me", get(me).put(update_me))
-        .route("/profiles/preferences", get(preferences).put(update_preferences))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(me, update_me)).routes(routes!(preferences, update_preferences))
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     pub display_name: Option<String>,
@@ -34,15 +33,17 @@ pub struct Profile {
     pub member_since: DateTime<Utc>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 pub struct ProfileResponse {
     pub profile: Profile,
     /// No achievements are defined yet; the list keeps the SPEC's shape.
+    #[schema(value_type = Vec<Object>)]
     pub achievements: Vec<Value>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = ProfilePreferences)]
 pub struct Preferences {
     pub default_ai_model: String,
 }
@@ -51,7 +52,7 @@ impl From<ProfileError> for AppError {
     fn from(e: ProfileError) -> Self {
         match e {
             ProfileError::Invalid(m) => AppError::BadRequest(m),
-            ProfileError::Gone => AppError::Unauthorized("Not authenticated".into()),
+            ProfileError::Gone => AppError::NotAuthenticated,
             ProfileError::Db(e) => e.into(),
         }
     }
@@ -73,48 +74,65 @@ pub async fn profile_response(state: &AppState, u: &user::Model) -> AppResult<Pr
 }
 
 async fn load(state: &AppState, id: i64) -> AppResult<user::Model> {
-    user::Entity::find_by_id(id).one(&state.db).await?.ok_or_else(|| AppError::Unauthorized("Not authenticated".into()))
+    user::Entity::find_by_id(id).one(&state.db).await?.ok_or_else(|| AppError::NotAuthenticated)
 }
 
+#[utoipa::path(get, path = "/profiles/me", tag = "profile", security(("session" = [])),
+    responses((status = 200, description = "Your profile", body = ProfileResponse), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn me(State(state): State<AppState>, RequireUser(me): RequireUser) -> AppResult<Json<ProfileResponse>> {
     let u = load(&state, me.id).await?;
     Ok(Json(profile_response(&state, &u).await?))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(default, rename_all = "camelCase")]
 struct ProfileUpdate {
     display_name: Option<String>,
     bio: Option<String>,
+    /// Optional: the Settings tab saves profile and default engine together, all or nothing.
+    default_ai_model: Option<String>,
 }
 
+#[utoipa::path(put, path = "/profiles/me", tag = "profile", security(("session" = [])), request_body = ProfileUpdate,
+    responses((status = 200, description = "Your profile after the change", body = ProfileResponse), (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 400, description = "A field is refused", body = ErrorBody)))]
 async fn update_me(
     State(state): State<AppState>,
     RequireUser(me): RequireUser,
-    body: Result<Json<ProfileUpdate>, JsonRejection>,
+    JsonBody(body): JsonBody<ProfileUpdate>,
 ) -> AppResult<Json<ProfileResponse>> {
-    let body = json_body(body)?;
-    let u = profiles::update_profile(&state.db, me.id, body.display_name.as_deref(), body.bio.as_deref()).await?;
+    let u = profiles::update_profile(
+        &state.db,
+        me.id,
+        body.display_name.as_deref(),
+        body.bio.as_deref(),
+        body.default_ai_model.as_deref(),
+    )
+    .await?;
     Ok(Json(profile_response(&state, &u).await?))
 }
 
+#[utoipa::path(get, path = "/profiles/preferences", tag = "profile", security(("session" = [])),
+    responses((status = 200, description = "Your default engine", body = Preferences), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn preferences(State(state): State<AppState>, RequireUser(me): RequireUser) -> AppResult<Json<Preferences>> {
     let u = load(&state, me.id).await?;
     Ok(Json(Preferences { default_ai_model: u.default_ai_model.unwrap_or_else(|| "auto".into()) }))
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(default, rename_all = "camelCase")]
 struct PreferencesUpdate {
     default_ai_model: String,
 }
 
+#[utoipa::path(put, path = "/profiles/preferences", tag = "profile", security(("session" = [])), request_body = PreferencesUpdate,
+    responses((status = 200, description = "Your default engine after the change", body = Preferences), (status = 401, description = "Not signed in", body = ErrorBody),
+        (status = 400, description = "Unknown engine", body = ErrorBody)))]
 async fn update_preferences(
     State(state): State<AppState>,
     RequireUser(me): RequireUser,
-    body: Result<Json<PreferencesUpdate>, JsonRejection>,
+    JsonBody(body): JsonBody<PreferencesUpdate>,
 ) -> AppResult<Json<Preferences>> {
-    let body = json_body(body)?;
     let u = profiles::set_default_ai_model(&state.db, me.id, &body.default_ai_model).await?;
     Ok(Json(Preferences { default_ai_model: u.default_ai_model.unwrap_or_else(|| "auto".into()) }))
 }

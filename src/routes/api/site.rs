@@ -1,26 +1,33 @@
 //! `GET /api/settings` and `GET /api/models`.
 use std::collections::BTreeMap;
 
+use axum::Json;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Serialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 use crate::error::AppResult;
 use crate::services::settings::is_secret_key;
 use crate::state::AppState;
 
-pub fn router() -> Router<AppState> {
-    Router::new().route("/settings", get(settings)).route("/models", get(models))
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(settings)).routes(routes!(models))
 }
 
 /// The public settings map: every documented key with its value (secrets left out).
+#[utoipa::path(get, path = "/settings", tag = "site",
+    responses((status = 200, description = "Public settings by key", body = BTreeMap<String, String>)))]
 async fn settings(State(state): State<AppState>) -> AppResult<Json<BTreeMap<String, String>>> {
-    let all = state.settings().await?;
-    Ok(Json(all.iter().filter(|(k, _)| !is_secret_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect()))
+    Ok(Json(public_settings(&*state.settings().await?)))
 }
 
-#[derive(Serialize, Debug, Default)]
+/// The settings anyone may read: every key but the secrets.
+pub fn public_settings(all: &crate::services::settings::SettingsMap) -> BTreeMap<String, String> {
+    all.iter().filter(|(k, _)| !is_secret_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+#[derive(Serialize, Debug, Default, Clone, utoipa::ToSchema)]
 pub struct Availability {
     pub google: bool,
     pub openai: bool,
@@ -30,7 +37,7 @@ pub struct Availability {
     pub library: bool,
 }
 
-#[derive(Serialize, Debug)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
 pub struct ModelsResponse {
     pub available: Availability,
     pub recommended: String,
@@ -39,12 +46,19 @@ pub struct ModelsResponse {
 /// Which engines can answer right now: a key (or index) is present and the admin allows
 /// the engine (`allowed_engines`). Ensemble needs two usable engines. Rebuilt from the
 /// settings on every call, so admin changes show within the settings cache's 5 s.
+#[utoipa::path(get, path = "/models", tag = "site",
+    responses((status = 200, description = "Engine availability", body = ModelsResponse)))]
 async fn models(State(state): State<AppState>) -> AppResult<Json<ModelsResponse>> {
-    use crate::identify::EngineId;
     let settings = state.settings().await?;
-    let set = crate::identify::pipeline::engine_set(&state, &settings);
+    Ok(Json(availability(&state, &settings)))
+}
+
+/// What `GET /api/models` answers, for pages that render the engine choice themselves.
+pub fn availability(state: &AppState, settings: &crate::services::settings::SettingsMap) -> ModelsResponse {
+    use crate::identify::EngineId;
+    let set = crate::identify::pipeline::engine_set(state.identify_deps(), settings);
     let up = |id| set.usable(id).is_some();
-    Ok(Json(ModelsResponse {
+    ModelsResponse {
         available: Availability {
             google: up(EngineId::Google),
             openai: up(EngineId::Openai),
@@ -54,5 +68,5 @@ async fn models(State(state): State<AppState>) -> AppResult<Json<ModelsResponse>
             library: up(EngineId::Library),
         },
         recommended: crate::identify::select::recommended(&set),
-    }))
+    }
 }

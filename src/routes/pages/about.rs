@@ -11,6 +11,7 @@ use super::{EngineInfo, Faq, engines, human_list};
 use crate::error::AppResult;
 use crate::services::settings::{SettingsExt, SettingsMap};
 use crate::state::AppState;
+use crate::views::page_meta::Page;
 use crate::views::{PageCtx, Site};
 
 pub fn router() -> Router<AppState> {
@@ -278,21 +279,13 @@ async fn about(State(state): State<AppState>, ctx: PageCtx, Query(q): Query<Abou
         })
         .collect();
     let category_label = TUTORIAL_CATEGORIES.iter().find(|(s, _)| *s == selected).map(|(_, l)| *l).unwrap_or("All");
-    let ctx = ctx
-        .titled(
-            format!("About {}", site.name),
-            format!(
-                "How {} identifies movies and TV shows from a screenshot or clip: the AI engines, the features, privacy and tutorials.",
-                site.name
-            ),
-        )
-        .with_json_ld(&json!({
-            "@context": "https://schema.org",
-            "@type": "AboutPage",
-            "name": format!("About {}", site.name),
-            "url": format!("{}/about", site.origin),
-            "about": { "@type": "Organization", "name": site.company_name, "url": site.company_url },
-        }));
+    let ctx = ctx.with_page_meta(Page::About).with_json_ld(&json!({
+        "@context": "https://schema.org",
+        "@type": "AboutPage",
+        "name": format!("About {}", site.name),
+        "url": format!("{}/about", site.origin),
+        "about": { "@type": "Organization", "name": site.company_name, "url": site.company_url },
+    }));
     let mut ctx = ctx;
     // Filtered views are the same page for search engines.
     ctx.meta.canonical = format!("{}/about", site.origin);

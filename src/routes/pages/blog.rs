@@ -1,4 +1,6 @@
-//! `/blog` (list with search, category filter and pagination) and `/blog/{slug}`.
+//! `/blog` (list with search, category filter and pagination), `/blog/{slug}` (with 301s
+//! from the old slugs of renamed posts), the admin's draft preview
+//! `/admin/blog/{id}/preview`, and the blog's pictures `/media/blog/{file}`.
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
@@ -9,15 +11,64 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
 
+use std::collections::HashMap;
+
+use axum::http::{HeaderValue, header};
+
+use sea_orm::EntityTrait;
+
 use crate::entities::blog_post;
 use crate::error::{AppError, AppResult};
+use crate::routes::admin::AdminPage;
 use crate::routes::api::blog::default_author;
 use crate::services::blog::{self, ListQuery, PAGE_SIZE};
+use crate::services::blog_images::{self, StoredImage};
+use crate::services::settings::SettingsExt;
 use crate::state::AppState;
 use crate::views::PageCtx;
+use crate::views::page_meta::Page;
+
+/// The pictures of a page of posts, in one query.
+pub async fn images_of(
+    db: &impl sea_orm::ConnectionTrait,
+    posts: &[blog_post::Model],
+) -> Result<HashMap<String, StoredImage>, sea_orm::DbErr> {
+    let urls: Vec<String> =
+        posts.iter().flat_map(|p| [p.featured_image.clone(), p.social_image.clone()]).flatten().collect();
+    blog_images::find_many(db, &urls).await
+}
 
 pub fn router() -> Router<AppState> {
-    Router::new().route("/blog", get(index)).route("/blog/{slug}", get(show))
+    Router::new()
+        .route("/blog", get(index))
+        .route("/blog/{slug}", get(show))
+        .route("/admin/blog/{id}/preview", get(preview))
+        .route("/media/blog/{file}", get(media))
+}
+
+/// A picture with what the browser needs to pick a size and reserve its box.
+#[derive(Debug, Clone)]
+pub struct ImageView {
+    pub src: String,
+    pub srcset: Option<String>,
+    pub width: Option<u32>,
+    pub height: Option<u32>,
+}
+
+impl ImageView {
+    /// An uploaded picture gets its widths and size; another URL is used as it is.
+    pub fn new(url: &str, images: &HashMap<String, StoredImage>) -> Option<Self> {
+        let url = safe_image_url(url)?;
+        match blog_images::key_of(&url).and_then(|k| images.get(k)) {
+            Some(img) => Some(Self {
+                src: img.url.clone(),
+                srcset: Some(img.srcset.clone()),
+                width: Some(img.width),
+                height: Some(img.height),
+            }),
+            None => Some(Self { src: url, srcset: None, width: None, height: None }),
+        }
+    }
 }
 
 /// A post as a card or article header shows it.
@@ -27,7 +78,7 @@ pub struct PostView {
     pub title: String,
     pub excerpt: String,
     pub category: String,
-    pub image: Option<String>,
+    pub image: Option<ImageView>,
     pub date_iso: String,
     pub date_human: String,
     pub read_time: u32,
@@ -36,15 +87,17 @@ pub struct PostView {
 }
 
 impl PostView {
-    pub fn from_model(p: &blog_post::Model, default_author: &str) -> Self {
+    pub fn from_model(p: &blog_post::Model, default_author: &str, images: &HashMap<String, StoredImage>) -> Self {
+        // The date readers see is the publication date; a draft shows when it was started.
+        let date = p.published_at.unwrap_or(p.created_at);
         Self {
             href: format!("/blog/{}", p.slug),
             title: p.title.clone(),
             excerpt: blog::excerpt(p),
             category: p.category.clone(),
-            image: p.featured_image.as_deref().and_then(safe_image_url),
-            date_iso: p.created_at.to_rfc3339(),
-            date_human: p.created_at.format("%B %-d, %Y").to_string(),
+            image: p.featured_image.as_deref().and_then(|u| ImageView::new(u, images)),
+            date_iso: date.to_rfc3339(),
+            date_human: date.format("%B %-d, %Y").to_string(),
             read_time: blog::read_time_minutes(&p.content),
             author: p.author_name.clone().filter(|a| !a.trim().is_empty()).unwrap_or_else(|| default_author.to_owned()),
             tags: p.tags.split(',').map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect(),
@@ -179,18 +232,19 @@ async fn index(State(state): State<AppState>, ctx: PageCtx, Query(p): Query<Blog
     let loaded = async {
         let (posts, total) = blog::list(&state.db, &q).await?;
         let cats = blog::categories(&state.db).await?;
-        Ok::<_, sea_orm::DbErr>((posts, total, cats))
+        let images = images_of(&state.db, &posts).await?;
+        Ok::<_, sea_orm::DbErr>((posts, total, cats, images))
     }
     .await;
 
-    let (posts, total, cats, failed) = match loaded {
-        Ok((posts, total, cats)) => (posts, total, cats, false),
+    let (posts, total, cats, images, failed) = match loaded {
+        Ok((posts, total, cats, images)) => (posts, total, cats, images, false),
         Err(e) => {
             tracing::error!(error = %e, "blog list could not be loaded");
-            (Vec::new(), 0, Vec::new(), true)
+            (Vec::new(), 0, Vec::new(), HashMap::new(), true)
         }
     };
-    let mut views: Vec<PostView> = posts.iter().map(|p| PostView::from_model(p, &author)).collect();
+    let mut views: Vec<PostView> = posts.iter().map(|p| PostView::from_model(p, &author, &images)).collect();
     let featured = if page == 1 && !views.is_empty() { Some(views.remove(0)) } else { None };
     let last = total.div_ceil(PAGE_SIZE).max(1);
     let pages = page_numbers(page.min(last), last)
@@ -207,20 +261,17 @@ async fn index(State(state): State<AppState>, ctx: PageCtx, Query(p): Query<Blog
         label: c,
     }));
 
-    let title = if !category.is_empty() {
-        format!("{category} Articles")
+    let mut ctx = ctx.with_page_meta(Page::Blog);
+    if !category.is_empty() {
+        ctx.meta.title = format!("{category} Articles");
     } else if page > 1 {
-        format!("Blog - Page {page}")
-    } else {
-        "Blog".to_owned()
-    };
-    let mut ctx = ctx.titled(
-        title,
-        format!(
-            "Guides, tips and behind-the-scenes articles from {site_name}: better screenshots, how the AI engines work, privacy and more."
-        ),
-    );
+        ctx.meta.title = format!("Blog - Page {page}");
+    }
     ctx.meta.canonical = format!("{}{}", ctx.site.origin, list_url("", &category, &tag, page));
+    // The admin's overrides describe the blog's front page, not a category or page 3.
+    if !category.is_empty() || !tag.is_empty() || !search.is_empty() || page > 1 {
+        ctx = ctx.without_overrides();
+    }
     if !search.is_empty() {
         // Search result pages are not worth indexing.
         ctx.meta.noindex = true;
@@ -270,28 +321,81 @@ pub struct BlogShowPage {
     /// Sanitised HTML of the article body.
     pub body_html: String,
     pub related: Vec<PostView>,
+    /// Set on an admin's preview: what the banner says about the post's state.
+    pub preview: Option<PreviewNote>,
 }
 
-async fn show(State(state): State<AppState>, ctx: PageCtx, Path(slug): Path<String>) -> AppResult<BlogShowPage> {
-    let model = blog::find_published(&state.db, &slug).await?.ok_or(AppError::NotFound)?;
+async fn show(State(state): State<AppState>, ctx: PageCtx, Path(slug): Path<String>) -> AppResult<Response> {
+    let Some(model) = blog::find_published(&state.db, &slug).await? else {
+        // A renamed post keeps its old address.
+        return match blog::redirect_for(&state.db, &slug).await? {
+            Some(current) => Ok((
+                StatusCode::MOVED_PERMANENTLY,
+                [(
+                    header::LOCATION,
+                    HeaderValue::from_str(&format!("/blog/{current}")).map_err(|e| AppError::Internal(e.into()))?,
+                )],
+            )
+                .into_response()),
+            None => Err(AppError::NotFound),
+        };
+    };
+    Ok(article(&state, ctx, model, None).await?.into_response())
+}
+
+pub struct PreviewNote {
+    pub text: String,
+    pub edit_url: String,
+}
+
+/// The article page of `model`, as visitors get it (or as a preview for an admin).
+async fn article(
+    state: &AppState,
+    ctx: PageCtx,
+    model: blog_post::Model,
+    preview: Option<PreviewNote>,
+) -> AppResult<BlogShowPage> {
     let author = default_author(&ctx.site.name);
-    let post = PostView::from_model(&model, &author);
-    let related = blog::related(&state.db, &model, 3).await?.iter().map(|p| PostView::from_model(p, &author)).collect();
+    let related_models = if preview.is_some() { Vec::new() } else { blog::related(&state.db, &model, 3).await? };
+    let mut with_images = related_models.clone();
+    with_images.push(model.clone());
+    let images = images_of(&state.db, &with_images).await?;
+    let post = PostView::from_model(&model, &author, &images);
+    let related = related_models.iter().map(|p| PostView::from_model(p, &author, &images)).collect();
     let body_html = blog::render_markdown(&model.content);
     let origin = ctx.site.origin.clone();
     let url = format!("{origin}{}", post.href);
-    let mut ctx = ctx.titled(post.title.clone(), blog::truncate_words(&post.excerpt, 160));
+    let absolute = |i: &str| if i.starts_with('/') { format!("{origin}{i}") } else { i.to_owned() };
+    let settings = state.settings().await?;
+    let meta = blog::post_meta(&model, &ctx.site.name);
+    let mut ctx = ctx.titled(post.title.clone(), meta.description.clone());
+    ctx.meta.title = meta.title;
+    ctx.meta.full_title = true;
+    ctx.meta.canonical = url.clone();
     ctx.meta.og_type = "article";
-    ctx.meta.og_image =
-        post.image.as_ref().map(|i| if i.starts_with('/') { format!("{origin}{i}") } else { i.clone() });
+    // Social image: the post's own, else its picture, else the site's default.
+    let social = model
+        .social_image
+        .as_deref()
+        .and_then(|u| ImageView::new(u, &images))
+        .or_else(|| post.image.clone())
+        .map(|i| absolute(&i.src))
+        .or_else(|| {
+            Some(settings.text("seo_default_image").trim().to_owned()).filter(|s| !s.is_empty()).map(|s| absolute(&s))
+        });
+    ctx.meta.og_image = social;
+    if model.noindex || preview.is_some() {
+        ctx.meta.noindex = true;
+    }
     let publisher = json!({ "@type": "Organization", "name": ctx.site.company_name, "url": ctx.site.company_url });
+    let published = model.published_at.unwrap_or(model.created_at);
     let mut article = json!({
         "@context": "https://schema.org",
         "@type": "Article",
         "headline": post.title,
-        "description": post.excerpt,
-        "datePublished": model.created_at.to_rfc3339(),
-        "dateModified": model.updated_at.to_rfc3339(),
+        "description": ctx.meta.description,
+        "datePublished": published.to_rfc3339(),
+        "dateModified": blog::last_modified(&model).to_rfc3339(),
         "author": if model.author_name.as_deref().is_some_and(|a| !a.trim().is_empty()) {
             json!({ "@type": "Person", "name": post.author })
         } else {
@@ -299,9 +403,12 @@ async fn show(State(state): State<AppState>, ctx: PageCtx, Path(slug): Path<Stri
         },
         "publisher": publisher,
         "mainEntityOfPage": { "@type": "WebPage", "@id": url },
+        "url": url,
         "articleSection": post.category,
         "keywords": post.tags.join(", "),
         "wordCount": model.content.split_whitespace().count(),
+        "timeRequired": format!("PT{}M", post.read_time),
+        "inLanguage": "en",
     });
     if let Some(img) = &ctx.meta.og_image {
         article["image"] = json!([img]);
@@ -315,7 +422,55 @@ async fn show(State(state): State<AppState>, ctx: PageCtx, Path(slug): Path<Stri
             { "@type": "ListItem", "position": 3, "name": post.title, "item": url },
         ],
     }));
-    Ok(BlogShowPage { ctx, post, body_html, related })
+    Ok(BlogShowPage { ctx, post, body_html, related, preview })
+}
+
+/// An admin's look at any post, draft or not, exactly as it will render; never cached,
+/// never indexed. Anyone else is sent to `/admin`.
+async fn preview(
+    State(state): State<AppState>,
+    ctx: PageCtx,
+    _: AdminPage,
+    Path(id): Path<i64>,
+) -> AppResult<Response> {
+    let model = blog_post::Entity::find_by_id(id).one(&state.db).await?.ok_or(AppError::NotFound)?;
+    let status = crate::services::blog_admin::PostStatus::of(&model, chrono::Utc::now());
+    let note = match status {
+        crate::services::blog_admin::PostStatus::Draft => {
+            "Preview of a draft: visitors cannot see this post.".to_owned()
+        }
+        crate::services::blog_admin::PostStatus::Scheduled => format!(
+            "Preview of a scheduled post: it goes live on {}.",
+            model.published_at.map(|d| d.format("%B %-d, %Y at %H:%M UTC").to_string()).unwrap_or_default()
+        ),
+        crate::services::blog_admin::PostStatus::Published => "Preview: this post is published.".to_owned(),
+    };
+    let note = PreviewNote { text: note, edit_url: format!("/admin/blog/{id}") };
+    let page = article(&state, ctx, model, Some(note)).await?;
+    let mut res = page.into_response();
+    res.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    Ok(res)
+}
+
+/// `/media/blog/{key}-{width}.jpg`: names never change, so browsers and CDNs keep them a year.
+async fn media(State(state): State<AppState>, Path(file): Path<String>) -> AppResult<Response> {
+    if !blog_images::is_file_name(&file) {
+        return Err(AppError::NotFound);
+    }
+    let path = blog_images::dir(&state.config.data_dir).join(&file);
+    let bytes = match tokio::fs::read(&path).await {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(AppError::NotFound),
+        Err(e) => return Err(AppError::Internal(e.into())),
+    };
+    Ok((
+        [
+            (header::CONTENT_TYPE, HeaderValue::from_static("image/jpeg")),
+            (header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable")),
+        ],
+        bytes,
+    )
+        .into_response())
 }
 
 #[cfg(test)]

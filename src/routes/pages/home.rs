@@ -4,14 +4,17 @@ use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::routing::get;
+use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::{engines, faq_json_ld, human_list};
 use crate::error::AppResult;
+use crate::identify::engine::Mode;
 use crate::services::settings::{SettingsExt, SettingsMap};
 use crate::services::testimonials::{self, TestimonialView};
 use crate::state::AppState;
+use crate::views::page_meta::Page;
 use crate::views::{Island, PageCtx, Site};
 
 pub fn router() -> Router<AppState> {
@@ -41,6 +44,102 @@ pub struct UploaderProps {
     /// `?id=` of a shared identification to load, if any.
     pub shared_id: Option<String>,
     pub signed_in: bool,
+    /// `GET /api/settings` and `GET /api/models` as they were when the page was rendered:
+    /// the island starts from them (no refetch, no change of layout when it takes over
+    /// the server-rendered form) and refreshes them on the usual schedule.
+    pub initial_settings: std::collections::BTreeMap<String, String>,
+    pub initial_models: crate::routes::api::site::ModelsResponse,
+}
+
+/// One engine of the server-rendered "Choose AI Engine" step, exactly as the island shows
+/// it (islands/src/identify/engines.ts: names, descriptions, which are offered, the default).
+pub struct EngineChoice {
+    pub id: &'static str,
+    pub name: String,
+    pub description: String,
+    pub checked: bool,
+}
+
+/// The uploader's first view, rendered on the server so the page needs no JavaScript until
+/// the visitor acts (the island takes over on the first file chosen or dropped, or engine
+/// changed; see `data-island-load="interaction"` in islands/src/runtime.ts).
+pub struct UploaderView {
+    pub accept: String,
+    pub hint: String,
+    pub engines: Vec<EngineChoice>,
+    /// Names of the engines this server has no key or index for.
+    pub not_configured: Vec<String>,
+    pub none_available: bool,
+}
+
+fn fallback_engine_name(id: &str) -> &'static str {
+    match id {
+        "auto" => "Auto",
+        "google" => "Google Gemini",
+        "openai" => "OpenAI GPT",
+        "xai" => "xAI Grok",
+        "anthropic" => "Anthropic Claude",
+        "ensemble" => "Ensemble",
+        _ => "Library",
+    }
+}
+
+pub fn uploader_view(
+    settings: &SettingsMap,
+    models: &crate::routes::api::site::ModelsResponse,
+    user_default: Option<&str>,
+) -> UploaderView {
+    let a = &models.available;
+    let available = |id: &str| match id {
+        "google" => a.google,
+        "openai" => a.openai,
+        "xai" => a.xai,
+        "anthropic" => a.anthropic,
+        "ensemble" => a.ensemble,
+        "library" => a.library,
+        _ => false,
+    };
+    let any = Mode::ENGINE_NAMES.iter().any(|id| available(id));
+    let usable = |id: Option<&str>| id.map(|s| s.trim().to_ascii_lowercase()).filter(|s| s != "auto" && available(s));
+    let default = usable(Some(settings.text("ai_primary_model")))
+        .or_else(|| usable(user_default))
+        .or_else(|| usable(Some(&models.recommended)))
+        .unwrap_or_else(|| "auto".into());
+    let name = |id: &str| {
+        let v = settings.text(&format!("{id}_name"));
+        if v.is_empty() { fallback_engine_name(id).to_owned() } else { v.to_owned() }
+    };
+    let description = |id: &str| {
+        let v = settings.text(&format!("{id}_desc"));
+        if v.is_empty() && id == "auto" {
+            "Picks the best engine available right now.".to_owned()
+        } else {
+            v.to_owned()
+        }
+    };
+    let mut engines = Vec::new();
+    let mut not_configured = Vec::new();
+    for id in std::iter::once("auto").chain(Mode::ENGINE_NAMES) {
+        let on = if id == "auto" { any } else { available(id) };
+        if !on && id != "auto" {
+            not_configured.push(name(id));
+        }
+        if on || id == default {
+            engines.push(EngineChoice { id, name: name(id), description: description(id), checked: id == default });
+        }
+    }
+    let types = settings.allowed_file_types();
+    UploaderView {
+        accept: types.iter().map(|t| format!(".{t}")).collect::<Vec<_>>().join(","),
+        hint: format!(
+            "{} up to {}MB",
+            types.iter().map(|t| t.to_ascii_uppercase()).collect::<Vec<_>>().join(", "),
+            settings.max_file_size_mb()
+        ),
+        engines,
+        not_configured,
+        none_available: !any,
+    }
 }
 
 /// Props of the recent-identifications island.
@@ -72,6 +171,9 @@ pub const STATS: &[Stat] = &[
 pub struct HomePage {
     pub ctx: PageCtx,
     pub uploader: Island,
+    pub uploader_view: UploaderView,
+    /// How the uploader island loads: on interaction, or at once for a shared result.
+    pub uploader_load: &'static str,
     pub recent: Island,
     pub max_file_size_mb: u64,
     pub file_types: String,
@@ -161,10 +263,7 @@ pub fn home_faq(site: &Site, settings: &SettingsMap) -> Vec<Faq> {
 async fn home(State(state): State<AppState>, ctx: PageCtx, Query(q): Query<HomeParams>) -> AppResult<HomePage> {
     let settings = state.settings().await?;
     let site = ctx.site.clone();
-    let mut ctx = ctx;
-    ctx.meta.title =
-        if site.tagline.is_empty() { site.name.clone() } else { format!("{} - {}", site.name, site.tagline) };
-    ctx.meta.full_title = true;
+    let ctx = ctx.with_page_meta(Page::Home);
     let faq = home_faq(&site, &settings);
     let (testimonials, testimonials_failed) =
         match testimonials::featured(&state.db, testimonials::DEFAULT_FEATURED).await {
@@ -202,6 +301,15 @@ async fn home(State(state): State<AppState>, ctx: PageCtx, Query(q): Query<HomeP
         }))
         .with_json_ld(&faq_json_ld(&faq));
     let shared_id = q.id.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty() && s.len() <= 128);
+    let models = crate::routes::api::site::availability(&state, &settings);
+    let user_default = match &ctx.user {
+        Some(u) => {
+            crate::entities::user::Entity::find_by_id(u.id).one(&state.db).await?.and_then(|u| u.default_ai_model)
+        }
+        None => None,
+    };
+    let uploader_view = uploader_view(&settings, &models, user_default.as_deref());
+    let uploader_load = if shared_id.is_some() { "eager" } else { "interaction" };
     let uploader = Island::new(
         "Uploader",
         &UploaderProps {
@@ -209,10 +317,14 @@ async fn home(State(state): State<AppState>, ctx: PageCtx, Query(q): Query<HomeP
             allowed_file_types: settings.allowed_file_types(),
             shared_id,
             signed_in: ctx.user.is_some(),
+            initial_settings: crate::routes::api::site::public_settings(&settings),
+            initial_models: models,
         },
     );
     Ok(HomePage {
         uploader,
+        uploader_view,
+        uploader_load,
         recent: Island::new("RecentIdentifications", &RecentProps { limit: 3 }),
         max_file_size_mb: settings.max_file_size_mb(),
         file_types: human_list(&settings.allowed_file_types()),

@@ -6,6 +6,7 @@ use axum::Router;
 use axum::routing::get;
 use serde::Serialize;
 
+use crate::views::page_meta::Page;
 use crate::views::{Island, PageCtx};
 
 pub fn router() -> Router<AppState> {
@@ -51,12 +52,8 @@ struct PwaSettingsProps {
 
 /// `/pwa-settings`: install the app and manage notifications.
 async fn pwa_settings(ctx: PageCtx) -> PwaSettingsPage {
-    let name = ctx.site.name.clone();
-    let props = PwaSettingsProps { signed_in: ctx.user.is_some(), site_name: name.clone() };
-    let ctx = ctx.titled(
-        "App & Notification Settings",
-        format!("Install {name} on your phone or desktop and choose which notifications you receive."),
-    );
+    let props = PwaSettingsProps { signed_in: ctx.user.is_some(), site_name: ctx.site.name.clone() };
+    let ctx = ctx.with_page_meta(Page::PwaSettings);
     PwaSettingsPage { ctx, island: Island::new("PwaSettings", &props) }
 }
 
@@ -75,8 +72,6 @@ struct HistoryProps {
 
 /// `/history`: signed out, an invitation to sign in; signed in, the history island.
 async fn history(ctx: PageCtx) -> HistoryPage {
-    let ctx = ctx
-        .titled("Identification History", "Every movie and TV show you have identified, searchable and sortable.")
-        .noindex();
+    let ctx = ctx.with_page_meta(Page::History);
     HistoryPage { ctx, island: Island::new("History", &HistoryProps { page_size: 20 }) }
 }

@@ -10,6 +10,7 @@ use crate::error::AppResult;
 use crate::services::settings::SettingsExt;
 use crate::state::AppState;
 use crate::views::PageCtx;
+use crate::views::page_meta::Page;
 
 pub fn router() -> Router<AppState> {
     Router::new().route("/terms-of-service", get(terms))
@@ -25,11 +26,7 @@ pub struct TermsPage {
 
 async fn terms(State(state): State<AppState>, ctx: PageCtx) -> AppResult<TermsPage> {
     let settings = state.settings().await?;
-    let name = ctx.site.name.clone();
-    let ctx = ctx.titled(
-        "Terms of Service",
-        format!("The terms for using {name}: uploads, accounts, reviews, acceptable use and privacy."),
-    );
+    let ctx = ctx.with_page_meta(Page::Terms);
     Ok(TermsPage {
         ctx,
         max_file_size_mb: settings.max_file_size_mb(),

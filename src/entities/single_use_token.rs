@@ -1,11 +1,14 @@
 use sea_orm::entity::prelude::*;
 
+/// A mailed single-use link (see `services::single_use_tokens`).
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
-#[sea_orm(table_name = "email_verification_tokens")]
+#[sea_orm(table_name = "single_use_tokens")]
 pub struct Model {
     #[sea_orm(primary_key)]
     pub id: i64,
     pub user_id: i64,
+    /// What the link does: `verify_email` or `reset_password`.
+    pub purpose: String,
     /// sha256 (hex) of the token in the mailed link.
     #[sea_orm(unique)]
     pub token_hash: String,

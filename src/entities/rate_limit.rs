@@ -1,14 +1,14 @@
 use sea_orm::entity::prelude::*;
 
 #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
-#[sea_orm(table_name = "guest_usage")]
+#[sea_orm(table_name = "rate_limits")]
 pub struct Model {
-    /// `guest:{cookie id}` or `addr:{client address}`.
+    /// `{limit name}:{subject}`.
     #[sea_orm(primary_key, auto_increment = false)]
-    pub key: String,
-    pub count: i32,
-    pub window_start: DateTimeUtc,
-    pub updated_at: DateTimeUtc,
+    pub bucket: String,
+    pub hits: i64,
+    /// End of the current window, Unix milliseconds.
+    pub reset_at: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,0 +1,292 @@
+//! Adding videos: walking folders, skipping unchanged files, fingerprinting picture and
+//! soundtrack, publishing the segment and then the catalog record.
+use std::fs::{self, File};
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+
+use super::fingerprint::fingerprint_video;
+use super::hash::Hash;
+use super::store::{self, Catalog, VideoMeta, VideoRecord};
+use super::{LibraryIndex, audio, frames, meta};
+
+/// Extensions `library add` picks up when walking folders.
+pub const VIDEO_EXTENSIONS: &[&str] =
+    &["mp4", "m4v", "mov", "mkv", "webm", "avi", "flv", "wmv", "mpg", "mpeg", "ts", "m2ts", "ogv", "3gp"];
+
+/// What happened to one file during `add`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AddOutcome {
+    Added { id: u32, frames: u32 },
+    Reindexed { id: u32, frames: u32 },
+    Unchanged,
+    Failed(String),
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct AddReport {
+    pub added: usize,
+    pub reindexed: usize,
+    pub unchanged: usize,
+    pub failed: Vec<(PathBuf, String)>,
+    /// Seconds of video indexed and the wall time it took.
+    pub video_seconds: f64,
+    pub wall_seconds: f64,
+    /// The run was cancelled ([`Progress::cancel`]) before every file was done.
+    pub stopped: bool,
+}
+
+/// Hooks for a progress bar (CLI) or log lines (server). All optional.
+pub trait Progress {
+    fn start(&mut self, _files: usize, _total_seconds: f64) {}
+    fn file(&mut self, _path: &Path) {}
+    /// `seconds` of video just got decoded.
+    fn advance(&mut self, _seconds: f64) {}
+    fn outcome(&mut self, _path: &Path, _outcome: &AddOutcome) {}
+    /// The run's stop token: once cancelled, the ffmpeg children are killed, the file being
+    /// indexed is left out (nothing of it is written) and no further file is started.
+    fn cancel(&self) -> Option<&tokio_util::sync::CancellationToken> {
+        None
+    }
+}
+
+/// Progress that goes nowhere.
+pub struct Quiet;
+impl Progress for Quiet {}
+
+impl LibraryIndex {
+    /// Expands folders recursively into the video files they hold (sorted, canonical paths).
+    pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+        let mut files = Vec::new();
+        let mut missing = Vec::new();
+        let mut stack: Vec<PathBuf> = paths.to_vec();
+        while let Some(p) = stack.pop() {
+            match fs::metadata(&p) {
+                Ok(m) if m.is_dir() => match fs::read_dir(&p) {
+                    Ok(entries) => stack.extend(entries.flatten().map(|e| e.path())),
+                    Err(e) => missing.push((p, format!("cannot read folder: {e}"))),
+                },
+                Ok(_) => {
+                    let explicit = paths.contains(&p);
+                    let ext = p.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+                    if VIDEO_EXTENSIONS.contains(&ext.as_str()) || explicit {
+                        files.push(fs::canonicalize(&p).unwrap_or(p));
+                    }
+                }
+                Err(e) => missing.push((p, format!("not found: {e}"))),
+            }
+        }
+        files.sort();
+        files.dedup();
+        (files, missing)
+    }
+
+    /// Indexes files and folders. Unchanged files are skipped, changed ones re-indexed, and a
+    /// file that cannot be read is reported in the result without stopping the run.
+    pub fn add_paths(&self, paths: &[PathBuf], progress: &mut dyn Progress) -> AddReport {
+        let started = Instant::now();
+        let (files, missing) = Self::collect_files(paths);
+        let mut report = AddReport { failed: missing, ..Default::default() };
+        let _ = self.refresh();
+        let total: f64 = files.iter().filter_map(|f| frames::probe(f).ok()).map(|p| p.duration).sum();
+        progress.start(files.len(), total);
+        for file in files {
+            if progress.cancel().is_some_and(|t| t.is_cancelled()) {
+                report.stopped = true;
+                break;
+            }
+            progress.file(&file);
+            let outcome = match self.add_video(&file, None, progress) {
+                Ok(o) => o,
+                Err(_) if progress.cancel().is_some_and(|t| t.is_cancelled()) => {
+                    report.stopped = true;
+                    break;
+                }
+                Err(e) => AddOutcome::Failed(format!("{e:#}")),
+            };
+            match &outcome {
+                AddOutcome::Added { .. } => report.added += 1,
+                AddOutcome::Reindexed { .. } => report.reindexed += 1,
+                AddOutcome::Unchanged => report.unchanged += 1,
+                AddOutcome::Failed(msg) => report.failed.push((file.clone(), msg.clone())),
+            }
+            if matches!(outcome, AddOutcome::Added { .. } | AddOutcome::Reindexed { .. })
+                && let Some(v) = self.list().into_iter().find(|v| v.path == file)
+            {
+                report.video_seconds += v.duration;
+            }
+            progress.outcome(&file, &outcome);
+        }
+        report.wall_seconds = started.elapsed().as_secs_f64();
+        report
+    }
+
+    /// Indexes one video file; `meta` overrides what the `.nfo` or the name would say.
+    pub fn add_video(
+        &self,
+        path: &Path,
+        meta: Option<VideoMeta>,
+        progress: &mut dyn Progress,
+    ) -> anyhow::Result<AddOutcome> {
+        let path = fs::canonicalize(path).with_context(|| format!("not found: {}", path.display()))?;
+        let stat = fs::metadata(&path)?;
+        let size = stat.len();
+        let mtime = stat
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_secs() as i64);
+        let existing = Catalog::load(&self.dir)?.by_path(&path).cloned();
+        let mut partial = None;
+        if let Some(old) = &existing {
+            let current = store::segment_is_current(&self.dir, old.id);
+            if old.size == size && old.mtime == mtime && meta.is_none() && current {
+                return Ok(AddOutcome::Unchanged);
+            }
+            let hash = partial_hash(&path, size)?;
+            if old.size == size && old.partial_hash == hash && meta.is_none() && current {
+                // Touched but not changed: remember the new time and move on.
+                self.update_catalog(|c| {
+                    if let Some(v) = c.videos.iter_mut().find(|v| v.id == old.id) {
+                        v.mtime = mtime;
+                    }
+                    Ok(())
+                })?;
+                return Ok(AddOutcome::Unchanged);
+            }
+            partial = Some(hash);
+        }
+        let partial = match partial {
+            Some(h) => h,
+            None => partial_hash(&path, size)?,
+        };
+        let started = Instant::now();
+        let probe = frames::probe(&path)?;
+        let budget = frames::Budget { cancel: progress.cancel().cloned(), ..Default::default() };
+        // The soundtrack is fingerprinted on its own thread while the picture decodes.
+        let (fingerprints, landmarks) = std::thread::scope(|scope| {
+            let sound = scope.spawn(|| audio_landmarks(&path, &probe, &budget));
+            let picture = fingerprint_video(&path, &probe, progress);
+            (picture, sound.join().unwrap_or_default())
+        });
+        // Cancelled while either half ran: a video without its sound tier must not be published.
+        if budget.cancelled() {
+            anyhow::bail!("stopped: the work was cancelled");
+        }
+        let fingerprints = fingerprints?;
+        let meta = meta
+            .or_else(|| existing.as_ref().filter(|e| e.meta.source == "admin").map(|e| e.meta.clone()))
+            .unwrap_or_else(|| meta::for_file(&path));
+        // Reserve an id, write the segment, then publish it in the catalog.
+        let id = self.update_catalog(|c| {
+            let id = c.next_id.max(1);
+            c.next_id = id + 1;
+            Ok(id)
+        })?;
+        store::write_segment(&self.dir, id, &fingerprints.frames, &fingerprints.crops)?;
+        if !landmarks.is_empty() {
+            audio::write_landmarks(&self.dir, id, &landmarks)?;
+        }
+        let record = VideoRecord {
+            id,
+            path: path.clone(),
+            size,
+            mtime,
+            partial_hash: partial,
+            meta,
+            duration: probe.duration,
+            frames: fingerprints.frames.len() as u32,
+            crop_frames: fingerprints.crops.len() as u32,
+            audio_landmarks: landmarks.len() as u32,
+            indexed_at: chrono::Utc::now().to_rfc3339(),
+            index_seconds: started.elapsed().as_secs_f64(),
+        };
+        let replaced = self.update_catalog(|c| {
+            let old: Vec<u32> = c.videos.iter().filter(|v| v.path == path).map(|v| v.id).collect();
+            c.videos.retain(|v| v.path != path);
+            c.videos.push(record.clone());
+            Ok(old)
+        })?;
+        for old in &replaced {
+            let _ = fs::remove_file(store::segment_path(&self.dir, *old));
+            let _ = fs::remove_file(audio::landmarks_path(&self.dir, *old));
+        }
+        let frames = record.frames;
+        Ok(if replaced.is_empty() { AddOutcome::Added { id, frames } } else { AddOutcome::Reindexed { id, frames } })
+    }
+
+    /// Registers ready-made entries as a video (the benchmark pads the index with these).
+    #[doc(hidden)]
+    pub fn add_raw(
+        &self,
+        meta: VideoMeta,
+        frames: &[(Hash, u32)],
+        crops: &[(Hash, u32)],
+        duration: f64,
+    ) -> anyhow::Result<u32> {
+        let id = self.update_catalog(|c| {
+            let id = c.next_id.max(1);
+            c.next_id = id + 1;
+            Ok(id)
+        })?;
+        store::write_segment(&self.dir, id, frames, crops)?;
+        self.update_catalog(|c| {
+            c.videos.push(VideoRecord {
+                id,
+                path: self.dir.join(format!("raw-{id}")),
+                size: 0,
+                mtime: 0,
+                partial_hash: String::new(),
+                meta,
+                duration,
+                frames: frames.len() as u32,
+                crop_frames: crops.len() as u32,
+                audio_landmarks: 0,
+                indexed_at: chrono::Utc::now().to_rfc3339(),
+                index_seconds: 0.0,
+            });
+            Ok(())
+        })?;
+        Ok(id)
+    }
+}
+
+/// The soundtrack's landmarks for the audio tier; none for a video without sound (or whose
+/// sound cannot be decoded: the picture is still indexed, and the log says why).
+fn audio_landmarks(path: &Path, probe: &frames::Probe, budget: &frames::Budget) -> Vec<audio::Landmark> {
+    if !probe.has_audio {
+        return Vec::new();
+    }
+    // As `audio::fingerprint_file` reads it: what the file declares, and a second.
+    match audio::fingerprint_file_within(path, audio::INDEX_DENSITY, probe.duration + 1.0, budget) {
+        Ok((landmarks, _)) => landmarks,
+        // Stopped with the server: `add_video` publishes nothing, so there is nothing to say.
+        Err(_) if budget.cancelled() => Vec::new(),
+        Err(e) => {
+            tracing::warn!("library: {}: no audio tier: {e:#}", path.display());
+            Vec::new()
+        }
+    }
+}
+
+/// SHA-256 over the size and the first and last 64 KiB: cheap and good enough to notice a
+/// replaced file whose size and time happen to match.
+pub fn partial_hash(path: &Path, size: u64) -> anyhow::Result<String> {
+    const PART: u64 = 64 * 1024;
+    let mut f = File::open(path)?;
+    let mut h = Sha256::new();
+    h.update(size.to_le_bytes());
+    let mut buf = vec![0u8; PART as usize];
+    let n = f.read(&mut buf)?;
+    h.update(&buf[..n]);
+    if size > PART {
+        f.seek(SeekFrom::Start(size.saturating_sub(PART).max(PART)))?;
+        let mut tail = Vec::new();
+        f.take(PART).read_to_end(&mut tail)?;
+        h.update(&tail);
+    }
+    Ok(hex::encode(h.finalize()))
+}

@@ -1,0 +1,415 @@
+//! A phone photo of a screen: the screen's four edges are found in the photo, and the
+//! quadrilateral between them is warped back to a rectangle and hashed as more query
+//! hypotheses. A global DCT hash of the photo as taken is cut from a picture that is tilted,
+//! keystoned and framed by a bezel, a wall or smeared edges; the warped picture is the frame.
+//!
+//! An edge of the screen is a straight line, nearly parallel to a side of the photo, with
+//! the picture's detail on its inner side and one of two things on its outer side: nothing
+//! that changes across the line (a bezel, a wall, or the smeared edge pixels a camera app's
+//! perspective correction leaves), or a darker band the picture is brighter than (a screen
+//! is lit; its bezel is not). Each line of pixels across a side votes for the positions that
+//! look like that; the straight line (any slope up to [`MAX_SLOPE`]) with the most votes is the
+//! edge, and the outermost one when several come close (a picture's own flat areas make edges
+//! further in).
+//!
+//! Like [`borders`](super::borders), the index never uses it: it only adds hypotheses to a
+//! still that found nothing close the ordinary way, so the ordinary query is unchanged.
+use image::GrayImage;
+
+use super::hash::{self, FrameHash, GrayView, Rect};
+
+/// The photo is looked at and warped from a copy with at most this many pixels a side.
+const LOOK_SIDE: u32 = 256;
+/// An edge is looked for in at most this share of the photo from each side.
+const MAX_SHARE: f32 = 0.35;
+/// Largest slope of an edge: its ends differ by at most this share of its length.
+const MAX_SLOPE: f32 = 0.15;
+/// Pixels left out on each side of a candidate line (the line itself may be blurred).
+const GAP: usize = 1;
+/// Pixels of the outer band next to the line.
+const OUTER: usize = 3;
+/// Pixels of the inner band; its detail is its third-smallest step, so a step or two of the
+/// line's own (a thin bezel's two edges) do not pass for the picture's detail.
+const INNER: usize = 6;
+/// The inner band has detail when it exceeds `RATIO` times the outer band's plus `FLOOR`.
+const RATIO: f32 = 1.6;
+const FLOOR: f32 = 1.5;
+/// A step across a line (gray levels) larger than this counts as "outer side changes" when
+/// the outer region is judged quiet.
+const QUIET: f32 = 6.0;
+/// A brighter picture than its border by this many gray levels is an edge by itself...
+const STEP: f32 = 24.0;
+/// ... when the border band next to it is this flat (median step).
+const FLAT: f32 = 3.0;
+/// An edge needs the votes of at least this share of the lines across its side.
+const MIN_VOTES: f32 = 0.3;
+/// Among candidates with at least this share of the best one's votes, the outermost wins.
+const OUTER_SHARE: f32 = 0.8;
+/// The screen must cover at least this share of the photo.
+const MIN_AREA: f32 = 0.25;
+
+/// One side's edge: the line's distance from the photo's side at the first and the last line
+/// across it (pixels), and the share of lines that voted for it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Edge {
+    a: f32,
+    b: f32,
+    votes: f32,
+}
+
+const NONE: Edge = Edge { a: 0.0, b: 0.0, votes: 0.0 };
+
+/// The pixels of a side, as `n` lines of `len` pixels running from the photo's side inwards.
+struct Profile {
+    n: usize,
+    len: usize,
+    level: Vec<f32>,
+    /// `|level[j + 1] - level[j]|` along each line (0 at the end).
+    step: Vec<f32>,
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Top,
+    Bottom,
+    Left,
+    Right,
+}
+
+fn profile(img: GrayView<'_>, side: Side) -> Profile {
+    let (w, h) = (img.width, img.height);
+    let (n, len) = match side {
+        Side::Top | Side::Bottom => (w, h),
+        Side::Left | Side::Right => (h, w),
+    };
+    let mut level = vec![0f32; n * len];
+    for i in 0..n {
+        for j in 0..len {
+            let (x, y) = match side {
+                Side::Top => (i, j),
+                Side::Bottom => (i, h - 1 - j),
+                Side::Left => (j, i),
+                Side::Right => (w - 1 - j, i),
+            };
+            level[i * len + j] = img.pixels[y * w + x] as f32;
+        }
+    }
+    let mut step = vec![0f32; n * len];
+    for i in 0..n {
+        for j in 0..len - 1 {
+            step[i * len + j] = (level[i * len + j + 1] - level[i * len + j]).abs();
+        }
+    }
+    Profile { n, len, level, step }
+}
+
+fn median3(x: f32, y: f32, z: f32) -> f32 {
+    x.max(y).min(x.min(y).max(z))
+}
+
+/// The edge of one side, judged over lines `lines.0..lines.1` across it; [`NONE`] when no
+/// line has [`MIN_VOTES`].
+fn best_edge(p: &Profile, lines: (usize, usize)) -> Edge {
+    let (n, len) = (p.n, p.len);
+    let max = ((len as f32 * MAX_SHARE) as usize).min(len.saturating_sub(GAP + INNER + 1));
+    let min = GAP + OUTER;
+    if max <= min || lines.1 <= lines.0 + 1 || n < 2 {
+        return NONE;
+    }
+    // vote[i * (max + 1) + q]: line i says the picture starts at pixel q.
+    let mut vote = vec![false; n * (max + 1)];
+    let mut busy = vec![0usize; len + 1];
+    for i in lines.0..lines.1 {
+        let d = &p.step[i * len..(i + 1) * len];
+        let l = &p.level[i * len..(i + 1) * len];
+        for j in 0..len {
+            busy[j + 1] = busy[j] + usize::from(d[j] > QUIET);
+        }
+        for q in min..=max {
+            let mut inner = [0f32; INNER];
+            inner.copy_from_slice(&d[q + GAP..q + GAP + INNER]);
+            inner.sort_unstable_by(f32::total_cmp);
+            let inner = inner[INNER / 2 - 1];
+            let outer = median3(d[q - GAP - 1], d[q - GAP - 2], d[q - GAP - 3]);
+            // Quiet outside: hardly a step from the photo's side to the line.
+            let quiet = busy[q - 1] <= 2 + q / 10;
+            let textured = quiet && inner > RATIO * outer + FLOOR;
+            let lit = l[q + 1] - l[q - 2] >= STEP && outer <= FLAT;
+            vote[i * (max + 1) + q] = textured || lit;
+        }
+    }
+    let slope = (n as f32 * MAX_SLOPE) as usize;
+    let span = n - 1;
+    // Every other line is enough to count votes.
+    let counted = (lines.1 - lines.0).div_ceil(2) as f32;
+    let mut candidates = Vec::new();
+    for a in min..=max {
+        for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
+            let votes = (lines.0..lines.1)
+                .step_by(2)
+                .filter(|&i| {
+                    // a + (b - a) i / span, rounded, in integers.
+                    let q = (a * span + b * i + span / 2 - a * i) / span;
+                    vote[i * (max + 1) + q]
+                })
+                .count();
+            candidates.push(Edge { a: a as f32, b: b as f32, votes: votes as f32 / counted });
+        }
+    }
+    let top = candidates.iter().map(|e| e.votes).fold(0.0, f32::max);
+    if top < MIN_VOTES {
+        return NONE;
+    }
+    candidates
+        .into_iter()
+        .filter(|e| e.votes >= OUTER_SHARE * top)
+        .min_by(|x, y| (x.a + x.b).total_cmp(&(y.a + y.b)))
+        .unwrap_or(NONE)
+}
+
+/// The screen's corners (top left, top right, bottom right, bottom left) in pixels of `img`;
+/// `None` when no edge is found or the quadrilateral is too small to be the screen.
+pub fn find_screen(img: GrayView<'_>) -> Option<[(f32, f32); 4]> {
+    let (w, h) = (img.width, img.height);
+    if w < 64 || h < 64 {
+        return None;
+    }
+    let [top, bottom, left, right] = [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| profile(img, s));
+    // Top and bottom over every column, left and right over the rows between them, then top
+    // and bottom again over the columns between those (a side is judged where the screen is).
+    let t = best_edge(&top, (0, w));
+    let b = best_edge(&bottom, (0, w));
+    let rows = (t.a.max(t.b) as usize, h - b.a.max(b.b) as usize);
+    let l = best_edge(&left, rows);
+    let r = best_edge(&right, rows);
+    let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
+    let t = best_edge(&top, cols);
+    let b = best_edge(&bottom, cols);
+    if [t, b, l, r].iter().all(|e| *e == NONE) {
+        return None;
+    }
+    let (wf, hf) = ((w - 1) as f32, (h - 1) as f32);
+    let top_y = |x: f32| t.a + (t.b - t.a) * x / wf;
+    let bottom_y = |x: f32| hf - (b.a + (b.b - b.a) * x / wf);
+    let left_x = |y: f32| l.a + (l.b - l.a) * y / hf;
+    let right_x = |y: f32| wf - (r.a + (r.b - r.a) * y / hf);
+    // Lines within MAX_SLOPE of the axes: iterating one onto the other converges fast.
+    let meet = |fy: &dyn Fn(f32) -> f32, fx: &dyn Fn(f32) -> f32| {
+        let (mut x, mut y) = (fx(0.0), 0.0);
+        for _ in 0..16 {
+            y = fy(x);
+            x = fx(y);
+        }
+        (x, y)
+    };
+    let quad = [meet(&top_y, &left_x), meet(&top_y, &right_x), meet(&bottom_y, &right_x), meet(&bottom_y, &left_x)];
+    // Shoelace area.
+    let area = (0..4)
+        .map(|k| {
+            let (p, q) = (quad[k], quad[(k + 1) % 4]);
+            p.0 * q.1 - q.0 * p.1
+        })
+        .sum::<f32>()
+        .abs()
+        / 2.0;
+    (area >= MIN_AREA * (w * h) as f32).then_some(quad)
+}
+
+/// The projective map of the unit square onto `quad` (corners as [`find_screen`] gives
+/// them): `x = (m0 u + m1 v + m2) / (m6 u + m7 v + 1)`, `y = (m3 u + m4 v + m5) / (...)`.
+/// Heckbert's closed form.
+fn square_to_quad(quad: [(f32, f32); 4]) -> [f32; 8] {
+    let [(x0, y0), (x1, y1), (x2, y2), (x3, y3)] = quad;
+    let (sx, sy) = (x0 - x1 + x2 - x3, y0 - y1 + y2 - y3);
+    let (dx1, dx2, dy1, dy2) = (x1 - x2, x3 - x2, y1 - y2, y3 - y2);
+    let den = dx1 * dy2 - dx2 * dy1;
+    if (sx.abs() < 1e-4 && sy.abs() < 1e-4) || den.abs() < 1e-6 {
+        // A parallelogram: affine.
+        return [x1 - x0, x3 - x0, x0, y1 - y0, y3 - y0, y0, 0.0, 0.0];
+    }
+    let g = (sx * dy2 - dx2 * sy) / den;
+    let k = (dx1 * sy - sx * dy1) / den;
+    [x1 - x0 + g * x1, x3 - x0 + k * x3, x0, y1 - y0 + g * y1, y3 - y0 + k * y3, y0, g, k]
+}
+
+/// The quadrilateral `quad` of `img` warped onto a `side`² square (bilinear, 2x2 samples a
+/// pixel).
+pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8> {
+    let m = square_to_quad(quad);
+    let (w, h) = (img.width, img.height);
+    let at = |x: usize, y: usize| img.pixels[y * w + x] as f32;
+    let sample = |x: f32, y: f32| {
+        let (x, y) = (x.clamp(0.0, (w - 1) as f32), y.clamp(0.0, (h - 1) as f32));
+        let (x0, y0) = (x.floor() as usize, y.floor() as usize);
+        let (x1, y1) = ((x0 + 1).min(w - 1), (y0 + 1).min(h - 1));
+        let (fx, fy) = (x - x0 as f32, y - y0 as f32);
+        (at(x0, y0) * (1.0 - fx) + at(x1, y0) * fx) * (1.0 - fy) + (at(x0, y1) * (1.0 - fx) + at(x1, y1) * fx) * fy
+    };
+    let mut out = vec![0u8; side * side];
+    for j in 0..side {
+        for i in 0..side {
+            let mut sum = 0.0;
+            for (du, dv) in [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)] {
+                let (u, v) = ((i as f32 + du) / side as f32, (j as f32 + dv) / side as f32);
+                let z = m[6] * u + m[7] * v + 1.0;
+                sum += sample((m[0] * u + m[1] * v + m[2]) / z, (m[3] * u + m[4] * v + m[5]) / z);
+            }
+            out[j * side + i] = (sum / 4.0).round() as u8;
+        }
+    }
+    out
+}
+
+/// The screen hypotheses of a photo: the found screen warped to the `side`² square and hashed
+/// the way indexed frames are (flat borders cut), and whole when that differs. Empty when no
+/// screen is found.
+pub(super) fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<FrameHash> {
+    let (w, h) = gray.dimensions();
+    let scale = (LOOK_SIDE as f32 / w.max(h) as f32).min(1.0);
+    let (lw, lh) = (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1));
+    let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
+    let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
+    let Some(quad) = find_screen(view) else { return Vec::new() };
+    let square = rectify(view, quad, side);
+    let view = GrayView { width: side, height: side, pixels: &square };
+    let area = hash::active_area(view);
+    let full = Rect { x0: 0, y0: 0, x1: side, y1: side };
+    let mut out = vec![hash::hash_rect(view, area)];
+    if area != full {
+        out.push(hash::hash_rect(view, full));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A textured picture, `w` x `h`: a sum of plane waves (the content) and a fixed
+    /// pseudo-random grain of +-12 (the fine detail every real frame has).
+    fn pattern(w: usize, h: usize) -> Vec<u8> {
+        let waves: Vec<(f32, f32, f32)> =
+            (1..=12).map(|k| (0.7 * k as f32 % 5.3 + 0.2, 1.3 * k as f32 % 4.1 - 2.0, k as f32)).collect();
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32 / w as f32, (i / w) as f32 / h as f32);
+                let v: f32 = waves.iter().map(|(fx, fy, p)| (6.3 * (fx * x + fy * y) + p).sin()).sum();
+                let grain = ((i as u32).wrapping_mul(2_654_435_761) >> 27) as f32 - 16.0;
+                (128.0 + 20.0 * v + 0.75 * grain).clamp(0.0, 255.0) as u8
+            })
+            .collect()
+    }
+
+    /// `px` (`w` x `h`) photographed: drawn into the quadrilateral `quad` of a `pw` x `ph`
+    /// photo whose other pixels are `outside(x, y)`.
+    fn photograph(
+        px: &[u8],
+        (w, h): (usize, usize),
+        quad: [(f32, f32); 4],
+        (pw, ph): (usize, usize),
+        outside: impl Fn(usize, usize) -> Option<u8>,
+    ) -> Vec<u8> {
+        // For each photo pixel, the (u, v) the square map sends there (a 2x2 linear solve).
+        let m = square_to_quad(quad);
+        let src = GrayView { width: w, height: h, pixels: px };
+        let mut out = vec![0u8; pw * ph];
+        for y in 0..ph {
+            for x in 0..pw {
+                let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+                // x (m6 u + m7 v + 1) = m0 u + m1 v + m2, likewise y: linear in u, v.
+                let (a1, b1, c1) = (m[0] - fx * m[6], m[1] - fx * m[7], fx - m[2]);
+                let (a2, b2, c2) = (m[3] - fy * m[6], m[4] - fy * m[7], fy - m[5]);
+                let det = a1 * b2 - a2 * b1;
+                let (u, v) = ((c1 * b2 - c2 * b1) / det, (a1 * c2 - a2 * c1) / det);
+                let inside = (0.0..1.0).contains(&u) && (0.0..1.0).contains(&v);
+                out[y * pw + x] = match (inside, outside(x, y)) {
+                    (true, _) | (false, None) => {
+                        let sx = ((u * w as f32) as usize).min(w - 1);
+                        let sy = ((v * h as f32) as usize).min(h - 1);
+                        src.pixels[sy * w + sx]
+                    }
+                    (false, Some(c)) => c,
+                };
+            }
+        }
+        out
+    }
+
+    fn frame_hash(px: &[u8], w: usize, h: usize) -> FrameHash {
+        let img = image::GrayImage::from_raw(w as u32, h as u32, px.to_vec()).unwrap();
+        let small = image::imageops::thumbnail(&img, 128, 128);
+        let view = GrayView { width: 128, height: 128, pixels: small.as_raw() };
+        hash::hash_rect(view, hash::active_area(view))
+    }
+
+    const QUAD: [(f32, f32); 4] = [(30.0, 22.0), (300.0, 14.0), (286.0, 216.0), (22.0, 228.0)];
+
+    #[test]
+    fn a_screen_on_a_wall_is_found_and_rectified() {
+        let (w, h) = (320, 180);
+        let frame = pattern(w, h);
+        // A lit screen (the pattern brightened) on a plain mid-grey wall.
+        let lit: Vec<u8> = frame.iter().map(|&v| v / 2 + 110).collect();
+        let photo = photograph(&lit, (w, h), QUAD, (320, 240), |_, _| Some(60));
+        let quad = find_screen(GrayView { width: 320, height: 240, pixels: &photo }).expect("a screen");
+        // Within 2% of the photo's side: the outermost of the lines that vote nearly as well.
+        for (found, truth) in quad.iter().zip(QUAD) {
+            assert!((found.0 - truth.0).abs() <= 6.0 && (found.1 - truth.1).abs() <= 6.0, "{quad:?}");
+        }
+        let gray = image::GrayImage::from_raw(320, 240, photo.clone()).unwrap();
+        let truth = frame_hash(&frame, w, h);
+        let best = screen_hypotheses(&gray, 128).iter().map(|f| hash::hamming(&f.hash, &truth.hash)).min().unwrap();
+        let as_taken = hash::hamming(&frame_hash(&photo, 320, 240).hash, &truth.hash);
+        // A match (the still threshold is 70 bits), where the photo as taken is not close.
+        assert!(best <= 60 && best + 20 <= as_taken, "rectified {best} vs as taken {as_taken}");
+    }
+
+    #[test]
+    fn smeared_edges_of_a_perspective_correction_are_found() {
+        // The photo's outside continues the picture's edge pixels (as a perspective warp with
+        // clamped sampling leaves them): nothing changes across the edge, only detail starts.
+        let (w, h) = (320, 180);
+        let frame = pattern(w, h);
+        let quad = [(18.0, 9.0), (310.0, 3.0), (298.0, 172.0), (6.0, 176.0)];
+        let photo = photograph(&frame, (w, h), quad, (w, h), |_, _| None);
+        let found = find_screen(GrayView { width: w, height: h, pixels: &photo }).expect("a screen");
+        // An edge closer to the photo's side than the bands it is judged by lands a few pixels off.
+        for (f, t) in found.iter().zip(quad) {
+            assert!((f.0 - t.0).abs() <= 6.0 && (f.1 - t.1).abs() <= 6.0, "{found:?}");
+        }
+        let gray = image::GrayImage::from_raw(w as u32, h as u32, photo.clone()).unwrap();
+        let truth = frame_hash(&frame, w, h);
+        let best = screen_hypotheses(&gray, 128).iter().map(|f| hash::hamming(&f.hash, &truth.hash)).min().unwrap();
+        let as_taken = hash::hamming(&frame_hash(&photo, w, h).hash, &truth.hash);
+        assert!(best < as_taken, "rectified {best} vs as taken {as_taken}");
+    }
+
+    #[test]
+    fn a_picture_without_a_screen_finds_none_or_nearly_the_whole_picture() {
+        let (w, h) = (256, 144);
+        let px = pattern(w, h);
+        if let Some(quad) = find_screen(GrayView { width: w, height: h, pixels: &px }) {
+            let (xs, ys): (Vec<f32>, Vec<f32>) = quad.iter().copied().unzip();
+            let span_x = xs.iter().cloned().fold(f32::MIN, f32::max) - xs.iter().cloned().fold(f32::MAX, f32::min);
+            let span_y = ys.iter().cloned().fold(f32::MIN, f32::max) - ys.iter().cloned().fold(f32::MAX, f32::min);
+            assert!(span_x >= 0.8 * w as f32 && span_y >= 0.8 * h as f32, "{quad:?}");
+        }
+        let flat = vec![90u8; w * h];
+        assert!(find_screen(GrayView { width: w, height: h, pixels: &flat }).is_none());
+    }
+
+    #[test]
+    fn rectifying_the_whole_picture_is_a_resize() {
+        let (w, h) = (200, 100);
+        let px = pattern(w, h);
+        let view = GrayView { width: w, height: h, pixels: &px };
+        let whole = [(0.0, 0.0), (w as f32, 0.0), (w as f32, h as f32), (0.0, h as f32)];
+        let square = rectify(view, whole, 128);
+        let a = hash::hash_rect(
+            GrayView { width: 128, height: 128, pixels: &square },
+            Rect { x0: 0, y0: 0, x1: 128, y1: 128 },
+        );
+        let b = hash::hash_rect(view, Rect { x0: 0, y0: 0, x1: w, y1: h });
+        assert!(hash::hamming(&a.hash, &b.hash) <= 12, "{}", hash::hamming(&a.hash, &b.hash));
+    }
+}

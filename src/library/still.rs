@@ -1,0 +1,218 @@
+//! Searching one still picture: whole frames first; the crop tier and the screen tier (a
+//! phone photo's screen, rectified) when nothing is close.
+use image::DynamicImage;
+
+use super::answer::similarity;
+use super::fingerprint::{hash_image_hypotheses, hash_image_hypotheses_and_view};
+use std::time::Instant;
+
+use super::hash::{self, GrayView, Hash, MIN_QUALITY};
+use super::scan::{Hit, Section};
+use super::shot::{shared_with, shot_around};
+use super::store::{Segment, VideoRecord};
+use super::{LibraryIndex, SearchAnswer, frames, scan, screen};
+
+/// A still is a match when its best hash is at most this many bits (of 256) away.
+pub const STILL_ACCEPT: u32 = 70;
+/// A still whose best whole-frame hit is further than this also tries the crop tier (a
+/// slightly cropped picture can still pass for the whole frame of a similar moment).
+const CROP_TRIGGER: u32 = 40;
+/// A crop-tier hit is a match at most this many bits away. Stricter than [`STILL_ACCEPT`]:
+/// a cropped query is tried under dozens of offsets, and each is a chance for a false accept.
+pub const CROP_ACCEPT: u32 = 62;
+/// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
+const HIT_CAP: usize = 512;
+
+/// Which of a still's query sets found the match.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    /// The picture's own hypotheses against whole frames.
+    Frame,
+    /// Windows of a cropped picture against the indexed centre windows.
+    Crop,
+    /// The rectified screen of a phone photo against whole frames.
+    Screen,
+}
+
+impl Tier {
+    fn name(self) -> &'static str {
+        match self {
+            Tier::Frame => "frame",
+            Tier::Crop => "crop",
+            Tier::Screen => "screen",
+        }
+    }
+}
+
+impl LibraryIndex {
+    /// Searches one still picture (a screenshot or a photo of a screen).
+    pub fn search_image(&self, image: &DynamicImage) -> SearchAnswer {
+        let started = Instant::now();
+        let (segments, videos) = self.snapshot();
+        let total: u64 = segments.iter().map(|s| s.len() as u64).sum();
+        if segments.is_empty() {
+            return SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started);
+        }
+        let (hypotheses, view) = hash_image_hypotheses_and_view(image);
+        if hypotheses[0].quality < MIN_QUALITY {
+            return SearchAnswer::none(
+                "The picture is too dark or too flat to match against the library.",
+                total,
+                videos.len(),
+                started,
+            );
+        }
+        // Even query indexes are pictures as given, odd ones their mirror.
+        let queries: Vec<Hash> = hypotheses.iter().flat_map(|f| [f.hash, f.mirror]).collect();
+        let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
+        // Room for every entry of a scene shared by a few dozen videos.
+        let hits = scan::scan(&refs, Section::Frames, &queries, STILL_ACCEPT, scan::PREFILTER, HIT_CAP);
+        let mut chosen = hits.first().map(|b| (Tier::Frame, *b));
+        let mut crop_hits = Vec::new();
+        let mut crop_queries = Vec::new();
+        let mut screen_hits = Vec::new();
+        let mut screen_queries = Vec::new();
+        if chosen.is_none_or(|(_, b)| b.dist as u32 > CROP_TRIGGER) {
+            // Second tier, when the whole picture found nothing close: the picture may be a
+            // crop; look for the indexed centre windows inside it. The better similarity wins.
+            let side = frames::FRAME_SIDE;
+            let crops = hash::crop_query_hashes(GrayView { width: side, height: side, pixels: &view });
+            crop_queries = crops.iter().flat_map(|f| [f.hash, f.mirror]).collect();
+            crop_hits = scan::scan(&refs, Section::Crops, &crop_queries, CROP_ACCEPT, scan::PREFILTER_MANY, HIT_CAP);
+            if let Some(c) = crop_hits.first()
+                && chosen.is_none_or(|(_, b)| {
+                    similarity(c.dist as u32, CROP_ACCEPT) > similarity(b.dist as u32, STILL_ACCEPT)
+                })
+            {
+                chosen = Some((Tier::Crop, *c));
+            }
+            // Third: a phone photo of a screen. Its own pictures (the screen found and warped
+            // back to a rectangle) against whole frames; the ordinary queries above are not
+            // touched by it.
+            let screen = screen::screen_hypotheses(&image.to_luma8(), frames::FRAME_SIDE);
+            screen_queries = screen.iter().flat_map(|f| [f.hash, f.mirror]).collect::<Vec<Hash>>();
+            if !screen_queries.is_empty() {
+                screen_hits =
+                    scan::scan(&refs, Section::Frames, &screen_queries, STILL_ACCEPT, scan::PREFILTER, HIT_CAP);
+            }
+            if let Some(s) = screen_hits.first()
+                && chosen.is_none_or(|(tier, b)| {
+                    let accept = if tier == Tier::Crop { CROP_ACCEPT } else { STILL_ACCEPT };
+                    similarity(s.dist as u32, STILL_ACCEPT) > similarity(b.dist as u32, accept)
+                })
+            {
+                chosen = Some((Tier::Screen, *s));
+            }
+        }
+        let Some((tier, best)) = chosen else {
+            return SearchAnswer::none("No match in the library.", total, videos.len(), started);
+        };
+        let (section, accept, queries, hits) = match tier {
+            Tier::Frame => (Section::Frames, STILL_ACCEPT, &queries, &hits),
+            Tier::Crop => (Section::Crops, CROP_ACCEPT, &crop_queries, &crop_hits),
+            Tier::Screen => (Section::Frames, STILL_ACCEPT, &screen_queries, &screen_hits),
+        };
+        let shot_of = |hit: &Hit, video: &VideoRecord| {
+            let seg = refs[hit.segment as usize];
+            shot_around(seg, section, &queries[hit.query as usize], hit.entry as usize, accept, video.duration)
+        };
+        let Some(video) = videos.get(&refs[best.segment as usize].video_id) else {
+            return SearchAnswer::none("No match in the library.", total, videos.len(), started);
+        };
+        let shot = shot_of(&best, video);
+        let mut m = self.make_match(
+            video,
+            shot.from,
+            shot.at,
+            shot.to,
+            best.dist as u32,
+            accept,
+            tier.name(),
+            best.query % 2 == 1,
+        );
+        m.also_in = shared_with(&refs, hits, &best, accept)
+            .iter()
+            .filter_map(|h| {
+                let other = videos.get(&refs[h.segment as usize].video_id)?;
+                Some(Self::appearance(other, shot_of(h, other), h.dist as u32, accept))
+            })
+            .collect();
+        SearchAnswer {
+            best: Some(m),
+            reason: None,
+            frames_searched: total,
+            videos: videos.len(),
+            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+
+    /// The nearest indexed whole-frame entry to a picture at any distance:
+    /// `(video id, seconds, distance, word-0 distance)`. For calibration and the benchmark;
+    /// answers never use it.
+    #[doc(hidden)]
+    pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32, u32)> {
+        let (segments, _) = self.snapshot();
+        let queries: Vec<Hash> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
+        let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
+        let (hit, d0) = *scan::scan_exhaustive(&refs, &queries, 1).first()?;
+        let seg = refs[hit.segment as usize];
+        Some((seg.video_id, seg.times()[hit.entry as usize] as f64 / 1000.0, hit.dist as u32, d0))
+    }
+
+    /// For each query hypothesis of `image` (labelled by its rectangle, `painted` for the
+    /// subtitle-free picture's), the nearest whole-frame entry of video `video_id` within 0.6 s
+    /// of `t` (either mirror). For the benchmark's analysis of misses: which hypothesis came
+    /// close, and how close.
+    #[doc(hidden)]
+    pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, u32)> {
+        let (segments, _) = self.snapshot();
+        let (hypotheses, view) = hash_image_hypotheses_and_view(image);
+        let side = frames::FRAME_SIDE;
+        let gray = image.to_luma8();
+        let rects = hash::query_rects_with(
+            GrayView { width: side, height: side, pixels: &view },
+            super::fingerprint::fine_detail_area(&gray, side),
+        );
+        let near: Vec<Hash> = segments
+            .iter()
+            .filter(|s| s.video_id == video_id)
+            .flat_map(|s| {
+                (0..s.n_frames).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
+            })
+            .collect();
+        let screen = screen::screen_hypotheses(&gray, side);
+        hypotheses
+            .iter()
+            .chain(&screen)
+            .enumerate()
+            .map(|(k, f)| {
+                let label = if k >= hypotheses.len() {
+                    "screen".into()
+                } else {
+                    rects.get(k).map_or("painted".into(), |r| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1))
+                };
+                let d = near.iter().map(|h| hash::hamming(h, &f.hash).min(hash::hamming(h, &f.mirror))).min();
+                (label, d.unwrap_or(256))
+            })
+            .collect()
+    }
+
+    /// How many whole-frame entries pass the scan's first stage (word 0 within
+    /// [`scan::PREFILTER`] of any query hash of `image`), and how many were looked at. For
+    /// the benchmark: the second stage's cost depends on this share on real footage.
+    #[doc(hidden)]
+    pub fn first_stage_passes(&self, image: &DynamicImage) -> (u64, u64) {
+        let (segments, _) = self.snapshot();
+        let queries: Vec<u64> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash[0], f.mirror[0]]).collect();
+        let (mut passed, mut scanned) = (0, 0);
+        for seg in &segments {
+            for &w in &seg.first_words()[..seg.n_frames] {
+                scanned += 1;
+                if queries.iter().any(|q| (w ^ q).count_ones() <= scan::PREFILTER) {
+                    passed += 1;
+                }
+            }
+        }
+        (passed, scanned)
+    }
+}

@@ -1,0 +1,87 @@
+//! `reelfind identify FILE|URL --server URL`: the real binary as a client of a real server
+//! process, with the key from `REELFIND_API_KEY`.
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::identify_support::{answer, jpeg, openai_fake, tmdb_fake};
+use crate::server::{Client, Server};
+
+fn run_cli(args: &[&str], key: Option<&str>) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_reelfind"));
+    cmd.env_clear().env("PATH", std::env::var("PATH").unwrap_or_default()).args(args);
+    if let Some(k) = key {
+        cmd.env("REELFIND_API_KEY", k);
+    }
+    let out = cmd.output().expect("run reelfind");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_cli_identifies_a_file_with_a_key_from_the_environment() {
+    let openai = openai_fake(&answer("The Matrix", 1999, "movie", 0.82)).await;
+    let tmdb = tmdb_fake().await;
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("REELFIND_DATA_DIR", dir.path().join("data").display().to_string()),
+        ("OPENAI_API_KEY", "sk-test".to_owned()),
+        ("OPENAI_BASE_URL", format!("{}/v1", openai.uri())),
+        ("TMDB_READ_TOKEN", "tmdb-token".to_owned()),
+        ("TMDB_BASE_URL", format!("{}/3", tmdb.uri())),
+    ];
+    let mut server = Server::start("cli", dir.path(), &env).await;
+    let mut me = Client::new(&server.origin);
+    let (status, body) = me
+        .post_json("/api/register", &json!({"username": "cli", "email": "cli@example.com", "password": "secret1"}))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = me.post_json("/api/keys", &json!({"name": "terminal"})).await;
+    assert_eq!(status, 201, "{body}");
+    let key = serde_json::from_str::<Value>(&body).unwrap()["key"].as_str().unwrap().to_owned();
+
+    let file = dir.path().join("scene.jpg");
+    std::fs::write(&file, jpeg(800, 450)).unwrap();
+    let file = file.display().to_string();
+    let origin = server.origin.clone();
+
+    // Readable.
+    let (ok, out, err) = run_cli(&["identify", &file, "--server", &origin, "--mode", "openai"], Some(&key));
+    assert!(ok, "stdout: {out}\nstderr: {err}");
+    assert!(out.starts_with("The Matrix (1999)\n"), "{out}");
+    assert!(out.contains("Confidence  82%"), "{out}");
+    assert!(out.contains(&format!("{origin}/?id=")), "{out}");
+
+    // JSON, as the server answered, with candidates.
+    let (ok, out, err) = run_cli(
+        &["identify", &file, "--server", &origin, "--json", "--mode", "openai", "--candidates", "3"],
+        Some(&key),
+    );
+    assert!(ok, "stdout: {out}\nstderr: {err}");
+    let r: Value = serde_json::from_str(&out).expect("--json prints JSON");
+    assert_eq!(r["title"], "The Matrix");
+    assert_eq!(r["candidates"][0]["title"], "The Matrix");
+
+    // Without a key, or with a revoked one: a clear message and a failing status.
+    let (ok, _, err) = run_cli(&["identify", &file, "--server", &origin], None);
+    assert!(!ok);
+    assert!(err.contains("REELFIND_API_KEY"), "{err}");
+    let (ok, _, err) =
+        run_cli(&["identify", &file, "--server", &origin], Some("rf_0000000000000000000000000000000000000000"));
+    assert!(!ok);
+    assert!(err.contains("Invalid or revoked API key (HTTP 401)"), "{err}");
+    assert_eq!(err.matches("Invalid or revoked API key").count(), 1, "the error is said once: {err}");
+    assert!(err.starts_with("reelfind: "), "{err}");
+    let (ok, _, err) = run_cli(&["identify", "/no/such/file.jpg", "--server", &origin], Some(&key));
+    assert!(!ok);
+    assert!(err.contains("cannot open /no/such/file.jpg"), "{err}");
+
+    // A URL goes to the server to fetch; this one is private, so the server refuses it.
+    let (ok, _, err) = run_cli(&["identify", "http://127.0.0.1:9/a.jpg", "--server", &origin], Some(&key));
+    assert!(!ok);
+    assert!(err.contains("private, local or reserved address") && err.contains("(HTTP 422)"), "{err}");
+    server.stop();
+}
