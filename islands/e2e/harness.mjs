@@ -168,6 +168,17 @@ export async function startApp({ env = {} } = {}) {
     },
 
     async assertAccessible(page, { include, disable = [] } = {}) {
+      // Colours are judged as painted: during the page's 420 ms fade-in every element is
+      // partly transparent, so axe would see a blend (stop 18's CI measured a red button at
+      // 4.46:1 that is 4.86:1 at rest). Wait for running time-based animations that end
+      // (not spinners, not scroll-driven ones), at most 2 s.
+      await page.evaluate(async () => {
+        const ending = document.getAnimations().filter((a) => {
+          const t = a.effect?.getComputedTiming();
+          return a.playState === "running" && a.timeline instanceof DocumentTimeline && t && Number.isFinite(t.endTime);
+        });
+        await Promise.race([Promise.all(ending.map((a) => a.finished.catch(() => {}))), new Promise((r) => setTimeout(r, 2000))]);
+      });
       if (!(await page.evaluate(() => "axe" in window))) await page.addScriptTag({ path: axeSource });
       const violations = await page.evaluate(
         async ({ include, disable }) => {
