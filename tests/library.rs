@@ -225,6 +225,72 @@ async fn a_phone_photo_of_the_screen_in_a_room_is_found_by_the_screen_tier() {
     assert!(m.from - 0.5 <= 3.1 && 3.1 <= m.to + 0.5, "{m:?}");
 }
 
+/// Covers the rows from `from` (share of the height) down with two bands of big outlined
+/// "letters": bright blocks with dark outlines on a dark band, as burned-in subtitles are.
+fn cover_with_subtitle_blocks(img: &image::DynamicImage, from: f32) -> image::DynamicImage {
+    let mut rgb = img.to_rgb8();
+    let (w, h) = rgb.dimensions();
+    let top = (h as f32 * from) as u32;
+    for y in top..h {
+        let band = (y - top) * 2 / (h - top).max(1);
+        for x in 0..w {
+            let cell = (x / 9 + band * 3) % 4;
+            let inner = (y - top) % ((h - top) / 2).max(1) > 4 && x % 9 > 1 && x % 9 < 7;
+            let v = if cell != 0 && inner { 250 } else { 12 };
+            rgb.put_pixel(x, y, image::Rgb([v, v, v.saturating_sub(40)]));
+        }
+    }
+    image::DynamicImage::ImageRgb8(rgb)
+}
+
+#[tokio::test]
+async fn a_still_whose_lower_part_is_covered_is_found_by_the_upper_tier() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert!(lib.list()[0].upper_frames > 0, "the upper tier is indexed");
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 3.1, &folder.path().join("q.jpg"));
+    let covered = cover_with_subtitle_blocks(&still, 0.6);
+    let m = lib.search_image(&covered).best.expect("the covered still is found");
+    assert_eq!(m.title, "Big Buck Bunny");
+    assert_eq!(m.tier, "upper", "{m:?}");
+    assert!(m.from - 0.5 <= 3.1 && 3.1 <= m.to + 0.5, "{m:?}");
+    let mirrored = lib.search_image(&covered.fliph()).best.expect("the mirrored still is found");
+    assert!(mirrored.mirrored && mirrored.from - 0.5 <= 3.1 && 3.1 <= mirrored.to + 0.5, "{mirrored:?}");
+}
+
+#[tokio::test]
+async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindexes_it() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    // Rewrite the segment as version 2 wrote it: the same tiers without the upper one.
+    let record = lib.list()[0].clone();
+    let seg = lib.dir().join("segments").join(format!("{}.seg", record.id));
+    let bytes = std::fs::read(&seg).unwrap();
+    let kept = (record.frames + record.crop_frames) as usize;
+    let total = kept + record.upper_frames as usize;
+    let mut v2 = bytes[..32].to_vec();
+    v2[..8].copy_from_slice(b"RFLIBSG2");
+    v2[20..24].fill(0);
+    v2.extend_from_slice(&bytes[32..32 + kept * 8]);
+    v2.extend_from_slice(&bytes[32 + total * 8..32 + total * 8 + kept * 24]);
+    v2.extend_from_slice(&bytes[32 + total * 32..32 + total * 32 + kept * 4]);
+    std::fs::write(&seg, &v2).unwrap();
+    // A server started on this library: it opens the segment anew.
+    let lib = LibraryIndex::open(lib.dir()).unwrap();
+    assert_eq!(lib.stale_files().len(), 1, "a version-2 segment is not current");
+    let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q.jpg"));
+    assert!(lib.search_image(&still).best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5), "still searched meanwhile");
+
+    let again = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((again.added, again.reindexed, again.unchanged), (0, 1, 0), "{again:?}");
+    assert!(lib.stale_files().is_empty());
+    assert!(lib.list()[0].upper_frames > 0);
+}
+
 #[tokio::test]
 async fn a_segment_of_an_older_index_format_is_reindexed_by_the_next_add() {
     let app = TestApp::new().await;

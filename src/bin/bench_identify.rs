@@ -124,18 +124,18 @@ fn pct(sorted: &[Duration], p: f64) -> Duration {
     sorted[i.min(sorted.len() - 1)]
 }
 
-async fn scenario(
-    app: &axum::Router,
-    state: &AppState,
-    name: &str,
-    bytes: &[u8],
-    filename: &str,
-    mime: &str,
+/// One file as the form sends it.
+struct Upload<'a> {
+    bytes: &'a [u8],
+    filename: &'a str,
+    mime: &'a str,
+    /// The form's "analyse the soundtrack" choice.
     audio: bool,
-    runs: usize,
-) {
+}
+
+async fn scenario(app: &axum::Router, state: &AppState, name: &str, upload: Upload<'_>, runs: usize) {
     let user = CurrentUser { id: 1, username: "bench".into(), email: "bench@example.com".into(), role: Role::User };
-    let (ct, body) = multipart(bytes, filename, mime, audio);
+    let (ct, body) = multipart(upload.bytes, upload.filename, upload.mime, upload.audio);
     let mut times = Vec::with_capacity(runs);
     let mut last_timings = serde_json::Value::Null;
     for i in 0..=runs {
@@ -212,7 +212,8 @@ async fn main() -> anyhow::Result<()> {
         status_kb("VmHWM:") as f64 / 1024.0
     );
     if image_runs > 0 {
-        scenario(&app, &state, "image 1920x1080 JPEG", &jpeg, "still.jpg", "image/jpeg", false, image_runs).await;
+        let upload = Upload { bytes: &jpeg, filename: "still.jpg", mime: "image/jpeg", audio: false };
+        scenario(&app, &state, "image 1920x1080 JPEG", upload, image_runs).await;
     }
     if clip_runs > 0 {
         println!("\npreparing two 30 s 1080p clips...");
@@ -223,18 +224,10 @@ async fn main() -> anyhow::Result<()> {
             silent.len() as f64 / 1048576.0,
             with_audio.len() as f64 / 1048576.0
         );
-        scenario(&app, &state, "clip 30 s 1080p, no audio", &silent, "clip.mp4", "video/mp4", false, clip_runs).await;
-        scenario(
-            &app,
-            &state,
-            "clip 30 s 1080p + audio analysis",
-            &with_audio,
-            "clip.mp4",
-            "video/mp4",
-            true,
-            clip_runs,
-        )
-        .await;
+        let upload = Upload { bytes: &silent, filename: "clip.mp4", mime: "video/mp4", audio: false };
+        scenario(&app, &state, "clip 30 s 1080p, no audio", upload, clip_runs).await;
+        let upload = Upload { bytes: &with_audio, filename: "clip.mp4", mime: "video/mp4", audio: true };
+        scenario(&app, &state, "clip 30 s 1080p + audio analysis", upload, clip_runs).await;
     }
     let left = std::fs::read_dir(data_dir.join("tmp")).map(|d| d.count()).unwrap_or(0);
     println!("\ntemporary files left behind: {left}");

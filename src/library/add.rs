@@ -186,7 +186,9 @@ impl LibraryIndex {
             c.next_id = id + 1;
             Ok(id)
         })?;
-        store::write_segment(&self.dir, id, &fingerprints.frames, &fingerprints.crops)?;
+        let tiers =
+            store::Tiers { frames: &fingerprints.frames, crops: &fingerprints.crops, uppers: &fingerprints.uppers };
+        store::write_segment(&self.dir, id, tiers)?;
         if !landmarks.is_empty() {
             audio::write_landmarks(&self.dir, id, &landmarks)?;
         }
@@ -200,6 +202,7 @@ impl LibraryIndex {
             duration: probe.duration,
             frames: fingerprints.frames.len() as u32,
             crop_frames: fingerprints.crops.len() as u32,
+            upper_frames: fingerprints.uppers.len() as u32,
             audio_landmarks: landmarks.len() as u32,
             indexed_at: chrono::Utc::now().to_rfc3339(),
             index_seconds: started.elapsed().as_secs_f64(),
@@ -232,7 +235,7 @@ impl LibraryIndex {
             c.next_id = id + 1;
             Ok(id)
         })?;
-        store::write_segment(&self.dir, id, frames, crops)?;
+        store::write_segment(&self.dir, id, store::Tiers { frames, crops, uppers: &[] })?;
         self.update_catalog(|c| {
             c.videos.push(VideoRecord {
                 id,
@@ -244,6 +247,7 @@ impl LibraryIndex {
                 duration,
                 frames: frames.len() as u32,
                 crop_frames: crops.len() as u32,
+                upper_frames: 0,
                 audio_landmarks: 0,
                 indexed_at: chrono::Utc::now().to_rfc3339(),
                 index_seconds: 0.0,

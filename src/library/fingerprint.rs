@@ -18,6 +18,8 @@ pub(super) const MAX_GAP: f64 = 1.0;
 /// The cropped-screenshot tier keeps the centre window ([`hash::CROP_SCALE`]) of decoded
 /// frames by the same rule with this many bits (coarser: the tier is a fallback).
 const CROP_KEEP_BITS: u32 = 24;
+/// The upper tier ([`hash::UPPER_SHARE`]) keeps frames by the same coarser rule.
+const UPPER_KEEP_BITS: u32 = 24;
 
 /// Hashes a picture the way indexed frames are hashed: luminance squeezed to the frame
 /// square, borders removed, active picture hashed.
@@ -31,8 +33,9 @@ pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
     hash_image_hypotheses_and_view(image).0
 }
 
-/// The hypotheses and the `FRAME_SIDE`² gray picture they were cut from.
-pub(super) fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<FrameHash>, Vec<u8>) {
+/// The hypotheses, the `FRAME_SIDE`² gray picture they were cut from, and the rectangles of
+/// the picture's own hypotheses (the first `rects.len()` hypotheses, in order).
+pub(super) fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<FrameHash>, Vec<u8>, Vec<hash::Rect>) {
     let side = frames::FRAME_SIDE as u32;
     let gray = image.to_luma8();
     let painted = super::overlay::paint_out_subtitles(&gray);
@@ -52,7 +55,7 @@ pub(super) fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<Frame
         let view = GrayView { width: side as usize, height: side as usize, pixels: painted.as_raw() };
         hypotheses.extend(rects.iter().map(|&r| hash::hash_rect(view, r)));
     }
-    (hypotheses, small.into_raw())
+    (hypotheses, small.into_raw(), rects)
 }
 
 /// Sides (pixels) a still's bars are looked for at: a blur that is one pixel wide in the
@@ -69,15 +72,18 @@ pub(super) fn fine_detail_area(gray: &image::GrayImage, side: usize) -> hash::Re
     super::borders::rescale(r, (w, h), (side, side))
 }
 
-/// Fingerprints of one video: kept frames and crop-tier entries, each with its time in ms.
+/// Fingerprints of one video: kept frames, crop-tier and upper-tier entries, each with its
+/// time in ms.
 pub struct Fingerprints {
     pub frames: Vec<(Hash, u32)>,
     pub crops: Vec<(Hash, u32)>,
+    pub uppers: Vec<(Hash, u32)>,
 }
 
 /// Decodes a video at [`frames::INDEX_FPS`] and hashes every frame; a frame is kept when it
 /// moved more than [`KEEP_BITS`] from the last kept one (or [`MAX_GAP`] passed), flat frames
-/// are skipped, and the centre windows for the crop tier are kept by the same rule.
+/// are skipped, and the centre windows for the crop tier and the upper parts for the upper
+/// tier are kept by the same rule.
 pub fn fingerprint_video(
     path: &Path,
     probe: &frames::Probe,
@@ -86,25 +92,27 @@ pub fn fingerprint_video(
     use rayon::prelude::*;
     /// Frames hashed together on all cores before the keep rule runs over them in order.
     const BATCH: usize = 48;
-    let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new() };
+    let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new(), uppers: Vec::new() };
     let mut last: Option<(Hash, f64)> = None;
     let mut last_crop: Option<(Hash, f64)> = None;
+    let mut last_upper: Option<(Hash, f64)> = None;
     let mut batch: Vec<(f64, Vec<u8>)> = Vec::with_capacity(BATCH);
     let step = 1.0 / frames::INDEX_FPS as f64;
     let mut flush = |batch: &mut Vec<(f64, Vec<u8>)>, out: &mut Fingerprints| {
-        let hashed: Vec<(f64, FrameHash, FrameHash)> = batch
+        let hashed: Vec<(f64, [FrameHash; 3])> = batch
             .par_iter()
             .map(|(t, px)| {
                 let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
                 let area = hash::active_area(view);
-                (*t, hash::hash_rect(view, area), hash::hash_rect(view, area.centre(hash::CROP_SCALE)))
+                let tiers = [area, area.centre(hash::CROP_SCALE), area.upper(hash::UPPER_SHARE)];
+                (*t, tiers.map(|r| hash::hash_rect(view, r)))
             })
             .collect();
         batch.clear();
         let moved = |last: Option<(Hash, f64)>, h: &Hash, t: f64, bits: u32| {
             last.is_none_or(|(lh, lt)| hamming(&lh, h) > bits || t - lt >= MAX_GAP - 1e-6)
         };
-        for (t, fh, crop) in hashed {
+        for (t, [fh, crop, upper]) in hashed {
             if fh.quality < MIN_QUALITY {
                 continue;
             }
@@ -116,6 +124,10 @@ pub fn fingerprint_video(
             if crop.quality >= MIN_QUALITY && moved(last_crop, &crop.hash, t, CROP_KEEP_BITS) {
                 out.crops.push((crop.hash, ms));
                 last_crop = Some((crop.hash, t));
+            }
+            if upper.quality >= MIN_QUALITY && moved(last_upper, &upper.hash, t, UPPER_KEEP_BITS) {
+                out.uppers.push((upper.hash, ms));
+                last_upper = Some((upper.hash, t));
             }
         }
     };

@@ -50,6 +50,11 @@ impl Rect {
         self.window(scale, 0.5, 0.5)
     }
 
+    /// The top `share` of the rectangle, full width.
+    pub fn upper(&self, share: f32) -> Rect {
+        Rect { y1: self.y0 + ((self.height() as f32 * share).round() as usize).max(1), ..*self }
+    }
+
     /// The sub-rectangle holding `scale` of each side, placed at `fx`, `fy` (0 = left/top
     /// edge, 1 = right/bottom edge) of the room left over.
     pub fn window(&self, scale: f32, fx: f32, fy: f32) -> Rect {
@@ -343,6 +348,18 @@ pub fn query_hashes_with(img: GrayView<'_>, detail: Rect) -> Vec<FrameHash> {
 /// picture. It lies wholly inside any crop that keeps at least 90% of each side, wherever the
 /// crop sits, so a cropped screenshot can be matched by finding that window in it.
 pub const CROP_SCALE: f32 = 0.8;
+
+/// The upper tier indexes the top of the active picture, this share of its height: what a
+/// picture keeps when big subtitles, a broadcaster's lower third or a player's controls cover
+/// its bottom. Two lines of big subtitles start about 62% down; the share leaves a margin for
+/// their outline and for a picture found a few pixels too tall.
+pub const UPPER_SHARE: f32 = 0.55;
+
+/// Hypotheses for a picture whose lower part is covered: the top [`UPPER_SHARE`] of each of
+/// `rects` (the picture's own rectangles, see [`query_rects_with`]), in their order.
+pub fn upper_query_hashes(img: GrayView<'_>, rects: &[Rect]) -> Vec<FrameHash> {
+    rects.iter().map(|r| hash_rect(img, r.upper(UPPER_SHARE))).collect()
+}
 
 /// Query crops the crop tier is searched for: (share of each side kept, positions per axis).
 /// Offsets are spaced so the window is never more than ~1/70 of the picture from a

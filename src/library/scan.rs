@@ -30,6 +30,8 @@ pub enum Section {
     Frames,
     /// The crop tier (centre windows of key frames).
     Crops,
+    /// The upper tier (the part of key frames above where subtitles and controls sit).
+    Upper,
 }
 
 /// One index entry within `max_d` of one query hash.
@@ -52,10 +54,7 @@ pub fn scan(
 ) -> Vec<Hit> {
     let mut work = Vec::new();
     for (s, seg) in segments.iter().enumerate() {
-        let (mut start, stop) = match section {
-            Section::Frames => (0, seg.n_frames),
-            Section::Crops => (seg.n_frames, seg.len()),
-        };
+        let std::ops::Range { mut start, end: stop } = seg.range(section);
         while start < stop {
             let end = (start + CHUNK).min(stop);
             work.push((s, start, end));

@@ -31,18 +31,10 @@ pub struct Shot {
     pub to: f64,
 }
 
-/// The entry range of `section` in a segment.
-pub(super) fn section_range(seg: &Segment, section: Section) -> (usize, usize) {
-    match section {
-        Section::Frames => (0, seg.n_frames),
-        Section::Crops => (seg.n_frames, seg.len()),
-    }
-}
-
 /// The run of entries around `entry` that match `query` about as well as it does (within
 /// [`RUN_SLACK`] bits of its distance, and within `accept`), as a span of the video.
 pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, accept: u32, duration: f64) -> Shot {
-    let (lo, hi) = section_range(seg, section);
+    let std::ops::Range { start: lo, end: hi } = seg.range(section);
     let times = seg.times();
     let dist = |i: usize| hamming(&seg.hash(i), query);
     let best = dist(entry);

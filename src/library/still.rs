@@ -20,6 +20,9 @@ const CROP_TRIGGER: u32 = 40;
 /// A crop-tier hit is a match at most this many bits away. Stricter than [`STILL_ACCEPT`]:
 /// a cropped query is tried under dozens of offsets, and each is a chance for a false accept.
 pub const CROP_ACCEPT: u32 = 62;
+/// An upper-tier hit is a match at most this many bits away: as strict as the crop tier (the
+/// top of a picture carries less of it than the whole).
+pub const UPPER_ACCEPT: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
 
@@ -30,6 +33,8 @@ enum Tier {
     Frame,
     /// Windows of a cropped picture against the indexed centre windows.
     Crop,
+    /// The top of a picture whose lower part is covered against the indexed tops.
+    Upper,
     /// The rectified screen of a phone photo against whole frames.
     Screen,
 }
@@ -39,7 +44,26 @@ impl Tier {
         match self {
             Tier::Frame => "frame",
             Tier::Crop => "crop",
+            Tier::Upper => "upper",
             Tier::Screen => "screen",
+        }
+    }
+
+    /// The distance a hit of this tier must be within.
+    fn accept(self) -> u32 {
+        match self {
+            Tier::Frame | Tier::Screen => STILL_ACCEPT,
+            Tier::Crop => CROP_ACCEPT,
+            Tier::Upper => UPPER_ACCEPT,
+        }
+    }
+
+    /// The index section this tier's queries are scanned against.
+    fn section(self) -> Section {
+        match self {
+            Tier::Frame | Tier::Screen => Section::Frames,
+            Tier::Crop => Section::Crops,
+            Tier::Upper => Section::Upper,
         }
     }
 }
@@ -53,7 +77,7 @@ impl LibraryIndex {
         if segments.is_empty() {
             return SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started);
         }
-        let (hypotheses, view) = hash_image_hypotheses_and_view(image);
+        let (hypotheses, view, rects) = hash_image_hypotheses_and_view(image);
         if hypotheses[0].quality < MIN_QUALITY {
             return SearchAnswer::none(
                 "The picture is too dark or too flat to match against the library.",
@@ -70,6 +94,8 @@ impl LibraryIndex {
         let mut chosen = hits.first().map(|b| (Tier::Frame, *b));
         let mut crop_hits = Vec::new();
         let mut crop_queries = Vec::new();
+        let mut upper_hits = Vec::new();
+        let mut upper_queries = Vec::new();
         let mut screen_hits = Vec::new();
         let mut screen_queries = Vec::new();
         if chosen.is_none_or(|(_, b)| b.dist as u32 > CROP_TRIGGER) {
@@ -86,7 +112,24 @@ impl LibraryIndex {
             {
                 chosen = Some((Tier::Crop, *c));
             }
-            // Third: a phone photo of a screen. Its own pictures (the screen found and warped
+            // Third: the top of the picture, for one whose lower part is covered (big
+            // subtitles, a player's controls, a broadcaster's lower third), against the
+            // indexed tops of key frames.
+            let uppers = hash::upper_query_hashes(GrayView { width: side, height: side, pixels: &view }, &rects);
+            upper_queries =
+                uppers.iter().filter(|f| f.quality >= MIN_QUALITY).flat_map(|f| [f.hash, f.mirror]).collect();
+            if !upper_queries.is_empty() {
+                upper_hits =
+                    scan::scan(&refs, Section::Upper, &upper_queries, UPPER_ACCEPT, scan::PREFILTER_MANY, HIT_CAP);
+            }
+            if let Some(u) = upper_hits.first()
+                && chosen.is_none_or(|(tier, b)| {
+                    similarity(u.dist as u32, UPPER_ACCEPT) > similarity(b.dist as u32, tier.accept())
+                })
+            {
+                chosen = Some((Tier::Upper, *u));
+            }
+            // Fourth: a phone photo of a screen. Its own pictures (the screen found and warped
             // back to a rectangle) against whole frames; the ordinary queries above are not
             // touched by it.
             let screen = screen::screen_hypotheses(&image.to_luma8(), frames::FRAME_SIDE);
@@ -97,8 +140,7 @@ impl LibraryIndex {
             }
             if let Some(s) = screen_hits.first()
                 && chosen.is_none_or(|(tier, b)| {
-                    let accept = if tier == Tier::Crop { CROP_ACCEPT } else { STILL_ACCEPT };
-                    similarity(s.dist as u32, STILL_ACCEPT) > similarity(b.dist as u32, accept)
+                    similarity(s.dist as u32, STILL_ACCEPT) > similarity(b.dist as u32, tier.accept())
                 })
             {
                 chosen = Some((Tier::Screen, *s));
@@ -107,10 +149,12 @@ impl LibraryIndex {
         let Some((tier, best)) = chosen else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
         };
-        let (section, accept, queries, hits) = match tier {
-            Tier::Frame => (Section::Frames, STILL_ACCEPT, &queries, &hits),
-            Tier::Crop => (Section::Crops, CROP_ACCEPT, &crop_queries, &crop_hits),
-            Tier::Screen => (Section::Frames, STILL_ACCEPT, &screen_queries, &screen_hits),
+        let (section, accept) = (tier.section(), tier.accept());
+        let (queries, hits) = match tier {
+            Tier::Frame => (&queries, &hits),
+            Tier::Crop => (&crop_queries, &crop_hits),
+            Tier::Upper => (&upper_queries, &upper_hits),
+            Tier::Screen => (&screen_queries, &screen_hits),
         };
         let shot_of = |hit: &Hit, video: &VideoRecord| {
             let seg = refs[hit.segment as usize];
@@ -166,35 +210,38 @@ impl LibraryIndex {
     #[doc(hidden)]
     pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, u32)> {
         let (segments, _) = self.snapshot();
-        let (hypotheses, view) = hash_image_hypotheses_and_view(image);
+        let (hypotheses, view, rects) = hash_image_hypotheses_and_view(image);
         let side = frames::FRAME_SIDE;
         let gray = image.to_luma8();
-        let rects = hash::query_rects_with(
-            GrayView { width: side, height: side, pixels: &view },
-            super::fingerprint::fine_detail_area(&gray, side),
-        );
-        let near: Vec<Hash> = segments
+        // Entries of `section` of the video within 0.6 s of `t`.
+        let near = |section: Section| -> Vec<Hash> {
+            segments
+                .iter()
+                .filter(|s| s.video_id == video_id)
+                .flat_map(|s| {
+                    s.range(section).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
+                })
+                .collect()
+        };
+        let (frames_near, uppers_near) = (near(Section::Frames), near(Section::Upper));
+        let closest = |near: &[Hash], f: &hash::FrameHash| {
+            near.iter().map(|h| hash::hamming(h, &f.hash).min(hash::hamming(h, &f.mirror))).min().unwrap_or(256)
+        };
+        let label = |r: &hash::Rect| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1);
+        let mut out: Vec<(String, u32)> = hypotheses
             .iter()
-            .filter(|s| s.video_id == video_id)
-            .flat_map(|s| {
-                (0..s.n_frames).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
-            })
-            .collect();
-        let screen = screen::screen_hypotheses(&gray, side);
-        hypotheses
-            .iter()
-            .chain(&screen)
             .enumerate()
-            .map(|(k, f)| {
-                let label = if k >= hypotheses.len() {
-                    "screen".into()
-                } else {
-                    rects.get(k).map_or("painted".into(), |r| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1))
-                };
-                let d = near.iter().map(|h| hash::hamming(h, &f.hash).min(hash::hamming(h, &f.mirror))).min();
-                (label, d.unwrap_or(256))
-            })
-            .collect()
+            .map(|(k, f)| (rects.get(k).map_or("painted".into(), label), closest(&frames_near, f)))
+            .collect();
+        out.extend(screen::screen_hypotheses(&gray, side).iter().map(|f| ("screen".into(), closest(&frames_near, f))));
+        let view = GrayView { width: side, height: side, pixels: &view };
+        out.extend(
+            rects
+                .iter()
+                .zip(hash::upper_query_hashes(view, &rects))
+                .map(|(r, f)| (format!("upper {}", label(&r.upper(hash::UPPER_SHARE))), closest(&uppers_near, &f))),
+        );
+        out
     }
 
     /// How many whole-frame entries pass the scan's first stage (word 0 within

@@ -4,7 +4,9 @@
 //! A segment is `header | first hash words (8 B each) | other hash words (24 B each) |
 //! times (u32 ms each)`. The first
 //! `n_frames` entries are whole-picture hashes of sampled frames; the `n_crop` entries after
-//! them are hashes of centre crops of key frames (the tier for cropped screenshots). Writing a
+//! them are hashes of centre crops of key frames (the tier for cropped screenshots); the
+//! `n_upper` entries after those are hashes of the upper part of key frames (the tier for
+//! pictures whose lower part is covered by big subtitles or a player's controls). Writing a
 //! new segment and then the catalog makes an interrupted run harmless: a segment without a
 //! catalog record is ignored and rewritten next time.
 use std::fs::{self, File};
@@ -16,10 +18,15 @@ use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
 use super::hash::Hash;
+use super::scan::Section;
 
-/// Version 2: hash bits ordered low frequencies first, frames sampled at 8 fps, one centre
-/// window per crop-tier entry. Version-1 segments are not comparable and get re-indexed.
-const MAGIC: &[u8; 8] = b"RFLIBSG2";
+/// Version 3 adds the upper tier (its count in header bytes 20..24) to version 2 (hash bits
+/// ordered low frequencies first, frames sampled at 8 fps, one centre window per crop-tier
+/// entry). A version-2 segment is still searched (its header holds zero there: no upper
+/// tier) but is not current, so the next `add` re-indexes it. Version-1 segments are not
+/// comparable and get re-indexed before they are searched.
+const MAGIC: &[u8; 8] = b"RFLIBSG3";
+const V2_MAGIC: &[u8; 8] = b"RFLIBSG2";
 const OLD_MAGIC: &[u8; 8] = b"RFLIBSG1";
 const HEADER: usize = 32;
 
@@ -39,6 +46,9 @@ pub struct VideoRecord {
     pub duration: f64,
     pub frames: u32,
     pub crop_frames: u32,
+    /// Entries of the upper tier (0 for videos indexed before it existed).
+    #[serde(default)]
+    pub upper_frames: u32,
     #[serde(default)]
     pub audio_landmarks: u32,
     pub indexed_at: String,
@@ -178,8 +188,17 @@ pub fn segment_path(dir: &Path, id: u32) -> PathBuf {
     dir.join("segments").join(format!("{id}.seg"))
 }
 
+/// The entries of one video's segment, tier by tier, each `(hash, ms)`.
+#[derive(Clone, Copy)]
+pub struct Tiers<'a> {
+    pub frames: &'a [(Hash, u32)],
+    pub crops: &'a [(Hash, u32)],
+    pub uppers: &'a [(Hash, u32)],
+}
+
 /// Writes a segment file (through a temporary name, so readers never see half a file).
-pub fn write_segment(dir: &Path, id: u32, frames: &[(Hash, u32)], crops: &[(Hash, u32)]) -> anyhow::Result<PathBuf> {
+pub fn write_segment(dir: &Path, id: u32, tiers: Tiers<'_>) -> anyhow::Result<PathBuf> {
+    let Tiers { frames, crops, uppers } = tiers;
     let path = segment_path(dir, id);
     fs::create_dir_all(path.parent().unwrap_or(dir))?;
     let tmp = path.with_extension("seg.tmp");
@@ -190,17 +209,19 @@ pub fn write_segment(dir: &Path, id: u32, frames: &[(Hash, u32)], crops: &[(Hash
         header[8..12].copy_from_slice(&(frames.len() as u32).to_le_bytes());
         header[12..16].copy_from_slice(&(crops.len() as u32).to_le_bytes());
         header[16..20].copy_from_slice(&id.to_le_bytes());
+        header[20..24].copy_from_slice(&(uppers.len() as u32).to_le_bytes());
         out.write_all(&header)?;
+        let entries = || frames.iter().chain(crops).chain(uppers);
         // First words of every entry, then the other three words (see `scan`).
-        for (h, _) in frames.iter().chain(crops) {
+        for (h, _) in entries() {
             out.write_all(&h[0].to_le_bytes())?;
         }
-        for (h, _) in frames.iter().chain(crops) {
+        for (h, _) in entries() {
             for w in &h[1..] {
                 out.write_all(&w.to_le_bytes())?;
             }
         }
-        for (_, t) in frames.iter().chain(crops) {
+        for (_, t) in entries() {
             out.write_all(&t.to_le_bytes())?;
         }
         out.flush()?;
@@ -224,6 +245,7 @@ pub struct Segment {
     pub video_id: u32,
     pub n_frames: usize,
     pub n_crop: usize,
+    pub n_upper: usize,
     map: Mmap,
 }
 
@@ -236,22 +258,32 @@ impl Segment {
         if map.len() >= HEADER && &map[..8] == OLD_MAGIC {
             bail!("{} was written by an older version of the index; it needs re-indexing", path.display());
         }
-        if map.len() < HEADER || &map[..8] != MAGIC {
+        if map.len() < HEADER || (&map[..8] != MAGIC && &map[..8] != V2_MAGIC) {
             bail!("{} is not a library segment", path.display());
         }
         let word = |at: usize| u32::from_le_bytes(map[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
         let (n_frames, n_crop, video_id) = (word(8), word(12), word(16) as u32);
-        let n = n_frames + n_crop;
+        let n_upper = if &map[..8] == MAGIC { word(20) } else { 0 };
+        let n = n_frames + n_crop + n_upper;
         if map.len() != HEADER + n * 36 {
             bail!("{} is truncated", path.display());
         }
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::WillNeed);
-        Ok(Self { video_id, n_frames, n_crop, map })
+        Ok(Self { video_id, n_frames, n_crop, n_upper, map })
     }
 
     pub fn len(&self) -> usize {
-        self.n_frames + self.n_crop
+        self.n_frames + self.n_crop + self.n_upper
+    }
+
+    /// The entry range of one tier.
+    pub fn range(&self, section: Section) -> std::ops::Range<usize> {
+        match section {
+            Section::Frames => 0..self.n_frames,
+            Section::Crops => self.n_frames..self.n_frames + self.n_crop,
+            Section::Upper => self.n_frames + self.n_crop..self.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -280,11 +312,6 @@ impl Segment {
         bytemuck::cast_slice(&self.map[start..start + self.len() * 4])
     }
 
-    /// Whether entry `i` belongs to the crop tier.
-    pub fn is_crop(&self, i: usize) -> bool {
-        i >= self.n_frames
-    }
-
     pub fn bytes(&self) -> usize {
         self.map.len()
     }
@@ -309,6 +336,7 @@ mod tests {
                     duration: 1.0,
                     frames: 1,
                     crop_frames: 0,
+                    upper_frames: 0,
                     audio_landmarks: 0,
                     indexed_at: String::new(),
                     index_seconds: 0.0,

@@ -109,10 +109,7 @@ pub(super) fn clip_vote(
 /// moment `t` of the video (the last kept entry at or before it, or the next when it is
 /// closer in time than a frame); 128 when there is none.
 fn covering_distance(seg: &Segment, section: scan::Section, hypotheses: &[FrameHash], mirrored: bool, t: f64) -> u32 {
-    let (lo, hi) = match section {
-        scan::Section::Frames => (0, seg.n_frames),
-        scan::Section::Crops => (seg.n_frames, seg.len()),
-    };
+    let std::ops::Range { start: lo, end: hi } = seg.range(section);
     let times = &seg.times()[lo..hi];
     let ms = t * 1000.0;
     let next = times.partition_point(|&x| x as f64 <= ms + 1.0);
