@@ -139,6 +139,36 @@ async fn a_clip_is_found_by_temporal_voting() {
 }
 
 #[tokio::test]
+async fn a_clip_whose_lower_part_is_covered_is_found() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let clip = folder.path().join("covered.mkv");
+    let src = folder.path().join("big-buck-bunny.mp4");
+    // The bottom 40% of every frame replaced by other moving pictures (a lower third).
+    ffmpeg(&[
+        "-ss",
+        "1.5",
+        "-i",
+        src.to_str().unwrap(),
+        "-f",
+        "lavfi",
+        "-i",
+        "mandelbrot=size=1280x288:rate=25",
+        "-t",
+        "3",
+        "-filter_complex",
+        "[0:v][1:v]overlay=0:432:shortest=1,scale=640:-2",
+        "-an",
+        clip.to_str().unwrap(),
+    ]);
+    let answer = index_of(&app).search_clip(&clip).unwrap();
+    let m = answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason));
+    assert_eq!(m.title, "Big Buck Bunny");
+    assert!((m.from - 1.5).abs() <= 0.5, "from {}", m.from);
+}
+
+#[tokio::test]
 async fn adding_again_is_a_no_op_and_a_changed_file_is_reindexed() {
     let app = TestApp::new().await;
     let folder = library_folder();

@@ -1,6 +1,6 @@
 //! Searching a short clip by its picture: every sampled frame's hits vote for one offset
 //! between clip time and video time (see `vote`), whole frames first, the crop tier when they
-//! agree on nothing.
+//! agree on nothing, then the upper tier (a clip with big subtitles or a player's controls).
 use std::path::Path;
 use std::time::Instant;
 
@@ -8,7 +8,7 @@ use super::frames::Budget;
 use super::hash::{self, FrameHash, GrayView, MIN_QUALITY};
 use super::store::Segment;
 use super::vote::clip_vote;
-use super::{CROP_ACCEPT, LibraryIndex, LibraryMatch, STILL_ACCEPT, SearchAnswer, frames, scan};
+use super::{CROP_ACCEPT, LibraryIndex, LibraryMatch, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, scan};
 
 /// Clip frames vote with hits up to this distance; the vote, not one frame, decides.
 pub const CLIP_CANDIDATE: u32 = 72;
@@ -64,6 +64,21 @@ impl LibraryIndex {
                 .collect();
             found = clip_vote(&refs, scan::Section::Crops, &crops, &times, CROP_ACCEPT, CROP_ACCEPT);
             accept = CROP_ACCEPT;
+        }
+        if found.is_none() {
+            // The lower part of every frame may be covered: the tops of each frame's own
+            // rectangles against the indexed tops.
+            let side = frames::FRAME_SIDE;
+            let uppers: Vec<Vec<FrameHash>> = pictures
+                .iter()
+                .map(|px| {
+                    let view = GrayView { width: side, height: side, pixels: px };
+                    let rects = hash::query_rects(view);
+                    hash::upper_query_hashes(view, &rects).into_iter().filter(|f| f.quality >= MIN_QUALITY).collect()
+                })
+                .collect();
+            found = clip_vote(&refs, scan::Section::Upper, &uppers, &times, UPPER_ACCEPT, UPPER_ACCEPT);
+            accept = UPPER_ACCEPT;
         }
         let Some(vote) = found else {
             return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));
