@@ -145,7 +145,7 @@ async fn a_clip_whose_lower_part_is_covered_is_found() {
     index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     let clip = folder.path().join("covered.mkv");
     let src = folder.path().join("big-buck-bunny.mp4");
-    // The bottom 40% of every frame replaced by other moving pictures (a lower third).
+    // The bottom 43% of every frame replaced by other moving pictures (a big lower third).
     ffmpeg(&[
         "-ss",
         "1.5",
@@ -154,11 +154,11 @@ async fn a_clip_whose_lower_part_is_covered_is_found() {
         "-f",
         "lavfi",
         "-i",
-        "mandelbrot=size=1280x288:rate=25",
+        "testsrc2=size=1280x310:rate=25",
         "-t",
         "3",
         "-filter_complex",
-        "[0:v][1:v]overlay=0:432:shortest=1,scale=640:-2",
+        "[0:v][1:v]overlay=0:410:shortest=1,scale=640:-2",
         "-an",
         clip.to_str().unwrap(),
     ]);
