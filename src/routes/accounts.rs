@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::entities::user;
 use crate::error::AppResult;
@@ -73,14 +74,23 @@ pub struct AuthQuery {
     notice: String,
 }
 
-#[derive(Serialize)]
+/// Props of the `AuthScreen` island.
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-struct AuthProps {
+pub struct AuthScreenProps {
     google_enabled: bool,
     error: Option<String>,
     notice: Option<String>,
-    initial_tab: &'static str,
+    initial_tab: AuthTab,
     site_name: String,
+}
+
+/// The tab the auth screen opens on.
+#[derive(Serialize, TS, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthTab {
+    Signin,
+    Signup,
 }
 
 #[derive(Template, WebTemplate)]
@@ -100,20 +110,21 @@ async fn auth_page(ctx: PageCtx, State(state): State<AppState>, Query(q): Query<
     let signup = q.tab == "signup";
     let error = error_message(&q.error);
     let notice = notice_message(&q.notice);
-    let props = AuthProps {
+    let props = AuthScreenProps {
         google_enabled: state.config.accounts.google_enabled(),
         error: error.map(|_| q.error.clone()),
         notice: notice.map(|_| q.notice.clone()),
-        initial_tab: if signup { "signup" } else { "signin" },
+        initial_tab: if signup { AuthTab::Signup } else { AuthTab::Signin },
         site_name: ctx.site.name.clone(),
     };
     let ctx = ctx.with_page_meta(Page::Auth);
     AuthPage { ctx, island: Island::new("AuthScreen", &props), error, notice, signup }.into_response()
 }
 
-#[derive(Serialize)]
+/// Props of the `Profile` island.
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-struct ProfileProps<'a> {
+pub struct ProfileProps<'a> {
     user: ProfileUser<'a>,
     initial: &'a ProfileResponse,
     default_ai_model: &'a str,
@@ -121,9 +132,9 @@ struct ProfileProps<'a> {
     has_password: bool,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-struct ProfileUser<'a> {
+pub struct ProfileUser<'a> {
     username: &'a str,
     email: &'a str,
     created_at: chrono::DateTime<chrono::Utc>,
@@ -182,9 +193,10 @@ pub struct VerifyQuery {
     confirm: String,
 }
 
-#[derive(Serialize)]
+/// Props of the `VerifyEmail` island.
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-struct VerifyProps<'a> {
+pub struct VerifyEmailProps<'a> {
     token: &'a str,
     contact_email: &'a str,
 }
@@ -220,7 +232,8 @@ async fn render_verify(ctx: PageCtx, state: &AppState, token: String, confirm: b
         None
     };
     let ctx = ctx.titled("Verify Email", "Confirm your email address.").noindex();
-    let island = Island::new("VerifyEmail", &VerifyProps { token: &token, contact_email: &ctx.site.contact_email });
+    let island =
+        Island::new("VerifyEmail", &VerifyEmailProps { token: &token, contact_email: &ctx.site.contact_email });
     Ok(VerifyPage { ctx, island, outcome }.into_response())
 }
 
@@ -232,8 +245,9 @@ pub struct PendingQuery {
     error: String,
 }
 
-#[derive(Serialize)]
-struct PendingProps<'a> {
+/// Props of the `PendingVerification` island.
+#[derive(Serialize, TS)]
+pub struct PendingVerificationProps<'a> {
     email: &'a str,
 }
 
@@ -258,7 +272,7 @@ async fn pending_page(ctx: PageCtx, Query(q): Query<PendingQuery>) -> Response {
         _ => Some("Resend Failed: Failed to resend verification email."),
     };
     let ctx = ctx.titled("Check Your Email", "Confirm your email address to finish signing up.").noindex();
-    let island = Island::new("PendingVerification", &PendingProps { email: &email });
+    let island = Island::new("PendingVerification", &PendingVerificationProps { email: &email });
     PendingPage { ctx, island, email, notice }.into_response()
 }
 

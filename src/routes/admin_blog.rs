@@ -8,6 +8,7 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::error::AppResult;
 use crate::routes::admin::AdminPage;
@@ -56,9 +57,9 @@ async fn index(
 }
 
 /// Props of the `BlogEditor` island.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-pub struct EditorProps {
+pub struct BlogEditorProps {
     /// The post to edit; `None` for a new one.
     post: Option<AdminPost>,
     categories: Vec<String>,
@@ -84,7 +85,7 @@ async fn editor(ctx: PageCtx, state: &AppState, post: Option<AdminPost>) -> AppR
         .await
         .map_err(blog_error)?;
     let heading = post.as_ref().map_or_else(|| "New post".to_owned(), |p| format!("Edit \u{201c}{}\u{201d}", p.title));
-    let props = EditorProps {
+    let props = BlogEditorProps {
         post,
         categories: list.categories,
         default_author: default_author(&ctx.site.name),

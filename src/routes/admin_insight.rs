@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use serde::{Deserialize, Serialize};
+use ts_rs::TS;
 
 use crate::error::AppResult;
 use crate::routes::admin::AdminPage;
@@ -31,7 +32,7 @@ pub struct InsightQuery {
 }
 
 /// Props of the `Insight` island: the figures it charts.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
 pub struct InsightProps<'a> {
     data: &'a Insight,
 }

@@ -14,6 +14,7 @@ pub mod assets;
 pub mod cache;
 pub mod errors;
 pub mod extract;
+pub mod island_types;
 pub mod pages;
 pub mod pwa;
 pub mod shared;

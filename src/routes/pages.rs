@@ -2,9 +2,9 @@
 mod about;
 mod blog;
 mod docs;
-mod home;
+pub(crate) mod home;
 mod seo;
-mod shells;
+pub(crate) mod shells;
 mod terms;
 
 use axum::Router;

@@ -32,7 +32,7 @@ pub const TITLE_HINT: usize = 60;
 pub const DESCRIPTION_HINT: usize = 160;
 
 /// Where a post stands now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema, ts_rs::TS)]
 #[serde(rename_all = "lowercase")]
 pub enum PostStatus {
     Draft,
@@ -66,7 +66,7 @@ impl PostStatus {
 }
 
 /// A post as the studio edits it.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct AdminPost {
     pub id: i64,

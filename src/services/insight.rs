@@ -8,6 +8,7 @@ use chrono::{Duration, NaiveDate, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, Order, QueryFilter, QueryOrder, QuerySelect};
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::entities::{analytics_event, identification};
 
@@ -17,7 +18,7 @@ pub const PERIODS: [i64; 3] = [7, 30, 90];
 pub const MAX_RUNS: u64 = 200_000;
 const TOP: u64 = 10;
 
-#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Day {
     /// `YYYY-MM-DD` (UTC).
@@ -29,7 +30,7 @@ pub struct Day {
     pub not_identified: u64,
 }
 
-#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct EngineStats {
     pub engine: String,
@@ -44,7 +45,7 @@ pub struct EngineStats {
     pub p95_ms: u64,
 }
 
-#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Conversion {
     /// Guests' identifications that found a title (each guest has one free try).
@@ -58,13 +59,13 @@ pub struct Conversion {
     pub rate: f64,
 }
 
-#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
 pub struct Count {
     pub label: String,
     pub count: u64,
 }
 
-#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Totals {
     pub page_views: u64,
@@ -75,7 +76,7 @@ pub struct Totals {
     pub sign_ups: u64,
 }
 
-#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Insight {
     pub days: i64,

@@ -7,6 +7,7 @@ pub mod page_meta;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::auth::MaybeUser;
 use crate::error::AppError;
@@ -93,7 +94,10 @@ pub struct Island {
 }
 
 impl Island {
-    pub fn new(name: &'static str, props: &impl Serialize) -> Self {
+    /// The props must derive [`TS`] as well as `Serialize`: the island imports their type
+    /// from `islands/src/generated/`, generated from the Rust type (and listed in
+    /// `routes::island_types`), so the two sides cannot drift apart.
+    pub fn new(name: &'static str, props: &(impl Serialize + TS)) -> Self {
         Self { name, props: serde_json::to_string(props).unwrap_or_else(|_| "{}".into()) }
     }
 }

@@ -21,7 +21,7 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(me, update_me)).routes(routes!(preferences, update_preferences))
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Serialize, utoipa::ToSchema, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct Profile {
     pub display_name: Option<String>,
@@ -33,11 +33,12 @@ pub struct Profile {
     pub member_since: DateTime<Utc>,
 }
 
-#[derive(Serialize, utoipa::ToSchema)]
+#[derive(Serialize, utoipa::ToSchema, ts_rs::TS)]
 pub struct ProfileResponse {
     pub profile: Profile,
     /// No achievements are defined yet; the list keeps the SPEC's shape.
     #[schema(value_type = Vec<Object>)]
+    #[ts(type = "Array<unknown>")]
     pub achievements: Vec<Value>,
 }
 

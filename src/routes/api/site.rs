@@ -27,7 +27,7 @@ pub fn public_settings(all: &crate::services::settings::SettingsMap) -> BTreeMap
     all.iter().filter(|(k, _)| !is_secret_key(k)).map(|(k, v)| (k.clone(), v.clone())).collect()
 }
 
-#[derive(Serialize, Debug, Default, Clone, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Default, Clone, utoipa::ToSchema, ts_rs::TS)]
 pub struct Availability {
     pub google: bool,
     pub openai: bool,
@@ -37,7 +37,7 @@ pub struct Availability {
     pub library: bool,
 }
 
-#[derive(Serialize, Debug, Clone, utoipa::ToSchema)]
+#[derive(Serialize, Debug, Clone, utoipa::ToSchema, ts_rs::TS)]
 pub struct ModelsResponse {
     pub available: Availability,
     pub recommended: String,

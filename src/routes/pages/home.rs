@@ -7,6 +7,7 @@ use axum::routing::get;
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use ts_rs::TS;
 
 use super::{engines, faq_json_ld, human_list};
 use crate::error::AppResult;
@@ -34,7 +35,7 @@ impl Faq {
 }
 
 /// Props of the uploader island (`islands/src/islands/Uploader`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 pub struct UploaderProps {
     /// The enforced upload limit in MB (setting `max_file_size`).
@@ -143,8 +144,8 @@ pub fn uploader_view(
 }
 
 /// Props of the recent-identifications island.
-#[derive(Debug, Serialize)]
-pub struct RecentProps {
+#[derive(Debug, Serialize, TS)]
+pub struct RecentIdentificationsProps {
     pub limit: u8,
 }
 
@@ -325,7 +326,7 @@ async fn home(State(state): State<AppState>, ctx: PageCtx, Query(q): Query<HomeP
         uploader,
         uploader_view,
         uploader_load,
-        recent: Island::new("RecentIdentifications", &RecentProps { limit: 3 }),
+        recent: Island::new("RecentIdentifications", &RecentIdentificationsProps { limit: 3 }),
         max_file_size_mb: settings.max_file_size_mb(),
         file_types: human_list(&settings.allowed_file_types()),
         stats: STATS,

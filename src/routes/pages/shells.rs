@@ -5,6 +5,7 @@ use askama_web::WebTemplate;
 use axum::Router;
 use axum::routing::get;
 use serde::Serialize;
+use ts_rs::TS;
 
 use crate::views::page_meta::Page;
 use crate::views::{Island, PageCtx};
@@ -15,8 +16,9 @@ pub fn router() -> Router<AppState> {
 
 use crate::state::AppState;
 
-#[derive(Serialize)]
-struct NoProps {}
+/// Props of the `TestPage` island: none.
+#[derive(Serialize, TS)]
+pub struct TestPageProps {}
 
 #[derive(Template, WebTemplate)]
 #[template(path = "pages/test.html")]
@@ -33,7 +35,7 @@ async fn test(ctx: PageCtx) -> TestPage {
             "Check that the API answers and the interactive parts of the site work in your browser.",
         )
         .noindex();
-    TestPage { ctx, island: Island::new("TestPage", &NoProps {}) }
+    TestPage { ctx, island: Island::new("TestPage", &TestPageProps {}) }
 }
 
 #[derive(Template, WebTemplate)]
@@ -43,9 +45,10 @@ pub struct PwaSettingsPage {
     pub island: Island,
 }
 
-#[derive(Serialize)]
+/// Props of the `PwaSettings` island.
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-struct PwaSettingsProps {
+pub struct PwaSettingsProps {
     signed_in: bool,
     site_name: String,
 }
@@ -64,9 +67,10 @@ pub struct HistoryPage {
     pub island: Island,
 }
 
-#[derive(Serialize)]
+/// Props of the `History` island.
+#[derive(Serialize, TS)]
 #[serde(rename_all = "camelCase")]
-struct HistoryProps {
+pub struct HistoryProps {
     page_size: u8,
 }
 
