@@ -7,7 +7,7 @@
  * `/test` said "JavaScript is off" to everyone. These tests read the templates and the Rust
  * sources, so a mark without its island fails here, before any browser sees it.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -59,6 +59,26 @@ describe("island registry", () => {
     for (const known of ["Uploader", "TestPage", "PwaSettings", "AuthScreen", "BlogEditor"]) expect(names).toContain(known);
     const missing = all.filter((m) => !Object.hasOwn(islands, m.name)).map((m) => `${m.name} (${m.where})`);
     expect(missing).toEqual([]);
+  });
+
+  it("types every island the server mounts by its props generated from Rust", () => {
+    // `Island::new("Name", &props)` takes only props deriving ts-rs `TS`; the island must
+    // take the generated `NameProps` (src/generated/, from src/routes/island_types.rs)
+    // instead of an interface of its own that could drift from what the server sends.
+    const generated = path.join(islandsRoot, "src/generated");
+    const rust = [...new Set(marks().filter((m) => m.where.endsWith(".rs")).map((m) => m.name))].sort();
+    expect(rust.length).toBeGreaterThan(8);
+    const problems: string[] = [];
+    for (const name of rust) {
+      if (!existsSync(path.join(generated, `${name}Props.ts`))) problems.push(`src/generated/${name}Props.ts is missing`);
+      const source = readFileSync(path.join(islandsRoot, "src/islands", `${name}.tsx`), "utf8");
+      if (!source.includes(`from "../generated/${name}Props"`)) problems.push(`src/islands/${name}.tsx does not import its ${name}Props`);
+      if (new RegExp(`(interface|type) ${name}Props\\b`).test(source)) problems.push(`src/islands/${name}.tsx declares ${name}Props by hand`);
+    }
+    // And no generated props type is left over from an island that is gone.
+    const props = readdirSync(generated).filter((f) => /Props\.ts$/.test(f)).map((f) => f.replace(/Props\.ts$/, ""));
+    for (const name of props) if (!rust.includes(name)) problems.push(`src/generated/${name}Props.ts has no Island::new("${name}", ...)`);
+    expect(problems).toEqual([]);
   });
 
   it("loads every registered island as a component", async () => {

@@ -1,8 +1,9 @@
 /**
  * The sign-in / sign-up screen (SPEC "Auth screen", sections 4, 5 and 8). Props:
- * `{ googleEnabled, error, initialTab, siteName }`. The server redirects signed-in people
- * away, renders plain forms underneath as the no-JavaScript fallback, and passes `error`
- * codes from redirects (e.g. `google_unavailable`), which this island shows as a toast.
+ * `AuthScreenProps` (generated from src/routes/accounts.rs). The server redirects signed-in
+ * people away, renders plain forms underneath as the no-JavaScript fallback, and passes
+ * `error` and `notice` codes from redirects (e.g. `google_unavailable`), which this island
+ * shows as a toast.
  */
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useId, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
@@ -13,6 +14,8 @@ import { toastAfterNavigation } from "../lib/toast";
 import { useToast } from "../lib/useToast";
 import { AUTH_ERRORS, AUTH_NOTICES, isNetworkError, pendingUrl, serverMessage, signUpProblem } from "../accounts/shared";
 import { WelcomeOnboarding, type OnboardingOutcome } from "../pwa/WelcomeOnboarding";
+import type { AuthScreenProps } from "../generated/AuthScreenProps";
+import type { AuthTab } from "../generated/AuthTab";
 
 /** The welcome toast after the onboarding, by how it ended (SPEC 8). */
 export function welcomeToast(siteName: string, username: string, outcome: OnboardingOutcome) {
@@ -25,16 +28,7 @@ export function welcomeToast(siteName: string, username: string, outcome: Onboar
   return { title: "Account created!", description: `${hello} ${more[outcome]}` };
 }
 
-export interface AuthScreenProps {
-  googleEnabled?: boolean;
-  error?: string | null;
-  /** A `?notice=` code (password reset, account deleted). */
-  notice?: string | null;
-  initialTab?: "signin" | "signup";
-  siteName?: string;
-}
-
-type Tab = "signin" | "signup";
+type Tab = AuthTab;
 
 /** Navigation, swappable in unit tests. */
 export const nav = { go: (url: string) => window.location.assign(url) };
@@ -94,7 +88,7 @@ function TextField(props: {
   );
 }
 
-export default function AuthScreen({ googleEnabled = false, error, notice, initialTab = "signin", siteName = "Reelfind" }: AuthScreenProps) {
+export default function AuthScreen({ googleEnabled = false, error, notice, initialTab = "signin", siteName = "Reelfind" }: Partial<AuthScreenProps>) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
   const [tab, setTab] = useState<Tab>(initialTab);

@@ -7,6 +7,7 @@
 import { useEffect, useId, useRef, useState } from "react";
 import { deleteJson } from "../lib/api";
 import { toast } from "../lib/toast";
+import type { BlogEditorProps } from "../generated/BlogEditorProps";
 import {
   type AdminPost,
   type PostInput,
@@ -21,17 +22,6 @@ import {
   toLocalInput,
   uploadImage,
 } from "../studio/blog";
-
-export interface BlogEditorProps {
-  post: AdminPost | null;
-  categories: string[];
-  defaultAuthor: string;
-  siteName: string;
-  origin: string;
-  titleMax: number;
-  descriptionMax: number;
-  maxImageMb: number;
-}
 
 interface Draft {
   title: string;

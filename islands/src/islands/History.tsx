@@ -32,6 +32,7 @@ import { Icon } from "../identify/icons";
 import { Modal } from "../identify/Modal";
 import { parseRating } from "../identify/result";
 import { Poster } from "../identify/Poster";
+import type { HistoryProps } from "../generated/HistoryProps";
 
 /** The full result view is fetched when a person opens an entry, not with the list. */
 const ResultView = lazy(() => import("../identify/ResultView").then((m) => ({ default: m.ResultView })));
@@ -89,7 +90,7 @@ function Card({ item, onOpen }: { item: HistoryItem; onOpen: (item: HistoryItem)
   );
 }
 
-export default function History({ pageSize = HISTORY_PAGE_SIZE }: { pageSize?: number }) {
+export default function History({ pageSize = HISTORY_PAGE_SIZE }: Partial<HistoryProps>) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
   const [page, setPage] = useState(1);

@@ -5,7 +5,7 @@
  * Every chart is an image with a one-sentence summary for screen readers and a data table
  * under "Show the numbers".
  *
- * Props (src/routes/admin_insight.rs `InsightProps`): data.
+ * Props (`InsightProps`, generated from src/routes/admin_insight.rs): data.
  */
 import {
   BarController,
@@ -21,56 +21,11 @@ import {
   type ChartConfiguration,
 } from "chart.js";
 import { useEffect, useRef } from "react";
+import type { Count } from "../generated/Count";
+import type { Day } from "../generated/Day";
+import type { InsightProps } from "../generated/InsightProps";
 
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Tooltip, Legend);
-
-export interface DayFigures {
-  day: string;
-  pageViews: number;
-  identified: number;
-  notIdentified: number;
-}
-
-export interface EngineFigures {
-  engine: string;
-  runs: number;
-  identified: number;
-  noMatch: number;
-  failed: number;
-  successRate: number;
-  medianMs: number;
-  p95Ms: number;
-}
-
-export interface Count {
-  label: string;
-  count: number;
-}
-
-export interface InsightData {
-  days: number;
-  from: string;
-  to: string;
-  retentionDays: number;
-  totals: { pageViews: number; identified: number; notIdentified: number; refused: number; signUps: number };
-  daily: DayFigures[];
-  engines: EngineFigures[];
-  conversion: {
-    guestIdentifications: number;
-    guestLimitReached: number;
-    signUps: number;
-    signUpsAfterGuest: number;
-    rate: number;
-  };
-  topTitles: Count[];
-  topPages: Count[];
-  topReferrers: Count[];
-  directPageViews: number;
-}
-
-export interface InsightProps {
-  data: InsightData;
-}
 
 const ENGINE_NAMES: Record<string, string> = {
   google: "Google Gemini",
@@ -233,7 +188,7 @@ export default function Insight({ data }: InsightProps) {
   const days = data.daily.map((d) => shortDay(d.day));
   const views = data.daily.reduce((n, d) => n + d.pageViews, 0);
   const ids = data.daily.reduce((n, d) => n + d.identified + d.notIdentified, 0);
-  const busiest = data.daily.reduce<DayFigures | null>((best, d) => (!best || d.pageViews > best.pageViews ? d : best), null);
+  const busiest = data.daily.reduce<Day | null>((best, d) => (!best || d.pageViews > best.pageViews ? d : best), null);
   const conv = data.conversion;
   const engines = data.engines;
 

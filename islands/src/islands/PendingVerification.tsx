@@ -7,12 +7,9 @@ import { useEffect, useState } from "react";
 import { ApiError, postJson } from "../lib/api";
 import { useToast } from "../lib/useToast";
 import { isNetworkError, RESEND_COOLDOWN_S, serverMessage } from "../accounts/shared";
+import type { PendingVerificationProps } from "../generated/PendingVerificationProps";
 
-export interface PendingVerificationProps {
-  email?: string;
-}
-
-export default function PendingVerification({ email = "" }: PendingVerificationProps) {
+export default function PendingVerification({ email = "" }: Partial<PendingVerificationProps>) {
   const { toast } = useToast();
   const [sending, setSending] = useState(false);
   const [cooldown, setCooldown] = useState(0);

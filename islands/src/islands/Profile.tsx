@@ -16,28 +16,8 @@ import { useSettings } from "../lib/query";
 import { Collections } from "../accounts/Collections";
 import { AccountSettings } from "../accounts/AccountSettings";
 import { ApiKeys } from "../accounts/ApiKeys";
-
-export interface ProfileData {
-  profile: {
-    displayName: string | null;
-    bio: string;
-    profilePicture: string | null;
-    totalIdentifications: number;
-    username?: string;
-    email?: string;
-    memberSince?: string;
-  };
-  achievements: unknown[];
-}
-
-export interface ProfileProps {
-  user: { username: string; email: string; createdAt: string };
-  initial: ProfileData;
-  defaultAiModel?: string;
-  aiModels?: string[];
-  /** False for accounts that sign in with Google only. */
-  hasPassword?: boolean;
-}
+import type { ProfileProps } from "../generated/ProfileProps";
+import type { ProfileResponse } from "../generated/ProfileResponse";
 
 const PROFILE_KEY = ["/api/profiles/me"] as const;
 const PREFS_KEY = ["/api/profiles/preferences"] as const;
@@ -71,7 +51,7 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
   const id = useId();
   const [tab, setTab] = useState<TabKey>(() => (typeof window === "undefined" ? "profile" : tabFromHash(window.location.hash)));
   const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
-  const { data } = useQuery({ queryKey: PROFILE_KEY, queryFn: () => getJson<ProfileData>("/api/profiles/me"), initialData: initial });
+  const { data } = useQuery({ queryKey: PROFILE_KEY, queryFn: () => getJson<ProfileResponse>("/api/profiles/me"), initialData: initial });
   const prefs = useQuery({
     queryKey: PREFS_KEY,
     queryFn: () => getJson<{ defaultAiModel: string }>("/api/profiles/preferences"),
@@ -86,7 +66,7 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
     e.preventDefault();
     setSaving(true);
     try {
-      const updated = await putJson<ProfileData>("/api/profiles/me", {
+      const updated = await putJson<ProfileResponse>("/api/profiles/me", {
         displayName: form.displayName,
         bio: form.bio,
         defaultAiModel: form.model,

@@ -22,11 +22,7 @@ import {
   type NotificationStatus,
 } from "../pwa/push";
 import { installLabel, PUSH_TEXT, type SwStatus } from "../pwa/rules";
-
-export interface PwaSettingsProps {
-  signedIn?: boolean;
-  siteName?: string;
-}
+import type { PwaSettingsProps } from "../generated/PwaSettingsProps";
 
 export const STATUS_TEXT: Record<SwStatus, { label: string; detail: string }> = {
   none: { label: "Not running", detail: "The offline helper is not registered in this browser yet." },
@@ -248,7 +244,7 @@ function NotificationsCard() {
   );
 }
 
-export default function PwaSettings({ signedIn = false, siteName = "Reelfind" }: PwaSettingsProps) {
+export default function PwaSettings({ signedIn = false, siteName = "Reelfind" }: Partial<PwaSettingsProps>) {
   return (
     <div className="pwa-settings">
       <AppCard siteName={siteName} />

@@ -9,6 +9,7 @@ import { getJson } from "../lib/api";
 import { Icon } from "../identify/icons";
 import { genreList, matchPercent, parseRating } from "../identify/result";
 import { Poster } from "../identify/Poster";
+import type { RecentIdentificationsProps } from "../generated/RecentIdentificationsProps";
 
 export interface TopItem {
   title: string;
@@ -23,7 +24,7 @@ export interface TopItem {
 
 export const MAX_RECENT = 3;
 
-export default function RecentIdentifications({ limit = MAX_RECENT }: { limit?: number }) {
+export default function RecentIdentifications({ limit = MAX_RECENT }: Partial<RecentIdentificationsProps>) {
   const q = useQuery({
     queryKey: ["/api/history/top-confident"],
     queryFn: () => getJson<TopItem[]>("/api/history/top-confident"),

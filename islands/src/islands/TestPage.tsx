@@ -14,6 +14,7 @@
  */
 import { useState } from "react";
 import { useToast } from "../lib/useToast";
+import type { TestPageProps } from "../generated/TestPageProps";
 
 interface Check {
   id: string;
@@ -179,7 +180,7 @@ function InteractivityCard() {
   );
 }
 
-export default function TestPage() {
+export default function TestPage(_props: TestPageProps) {
   return (
     <div className="pwa-settings">
       <ApiCard />

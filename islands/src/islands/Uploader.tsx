@@ -3,7 +3,7 @@
  * section 4 "Upload" and "Guest counter"): pick a file, choose an engine, identify; the
  * processing screen; the error view; the result view. `/?id=` loads a shared result.
  *
- * Props (src/routes/pages/home.rs `UploaderProps`): maxFileSizeMb, allowedFileTypes,
+ * Props (`UploaderProps`, generated from src/routes/pages/home.rs): maxFileSizeMb, allowedFileTypes,
  * sharedId, signedIn, initialSettings and initialModels (the answers of /api/settings and
  * /api/models when the page was rendered), and from the runtime `handover`: on the home
  * page the server renders this island's first view as HTML and the island mounts when the
@@ -16,7 +16,7 @@
  */
 import { useQueryClient } from "@tanstack/react-query";
 import { Suspense, lazy, useCallback, useEffect, useLayoutEffect, useReducer, useRef, useState } from "react";
-import { queryKeys, modelsQuery, useModels, useSettings, type ModelsResponse, type Settings } from "../lib/query";
+import { queryKeys, modelsQuery, useModels, useSettings } from "../lib/query";
 import { fetchSharedIdentification } from "../identify/api";
 import { engineOptions } from "../identify/engines";
 import { failureFromMessage } from "../identify/errors";
@@ -28,18 +28,12 @@ import { initialUploadState, uploadReducer } from "../identify/upload/state";
 import { useEngineChoice } from "../identify/upload/useEngineChoice";
 import { useIdentifyRun } from "../identify/upload/useIdentifyRun";
 import { parseTypes, rulesFromSettings, validateFile, type UploadRules } from "../identify/validate";
+import type { UploaderProps } from "../generated/UploaderProps";
 
 export { STEPS } from "../identify/upload/useIdentifyRun";
 
-export interface UploaderProps {
-  maxFileSizeMb?: number;
-  allowedFileTypes?: string[];
-  sharedId?: string | null;
-  signedIn?: boolean;
-  initialSettings?: Settings;
-  initialModels?: ModelsResponse;
-  handover?: { files?: File[]; values?: Record<string, string> };
-}
+/** What the server sends (each prop optional: the island works without any), and `handover` from the runtime. */
+type Props = Partial<UploaderProps> & { handover?: { files?: File[]; values?: Record<string, string> } };
 
 /**
  * The result view (tabs, trailer, review dialog: about a third of this island's code) is
@@ -66,7 +60,7 @@ export default function Uploader({
   initialSettings,
   initialModels,
   handover,
-}: UploaderProps) {
+}: Props) {
   const queryClient = useQueryClient();
   // The server's answers start the cache (once), so the first render matches its HTML.
   useState(() => {

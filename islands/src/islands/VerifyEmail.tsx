@@ -7,11 +7,7 @@
 import { useEffect, useState } from "react";
 import { getJson } from "../lib/api";
 import { isNetworkError, serverMessage } from "../accounts/shared";
-
-export interface VerifyEmailProps {
-  token?: string;
-  contactEmail?: string;
-}
+import type { VerifyEmailProps } from "../generated/VerifyEmailProps";
 
 type State = { kind: "loading" } | { kind: "success"; message: string } | { kind: "error"; message: string };
 
@@ -27,7 +23,7 @@ export function verifyOnce(token: string): Promise<{ message?: string }> {
   return p;
 }
 
-export default function VerifyEmail({ token = "", contactEmail }: VerifyEmailProps) {
+export default function VerifyEmail({ token = "", contactEmail }: Partial<VerifyEmailProps>) {
   const [state, setState] = useState<State>(() =>
     token ? { kind: "loading" } : { kind: "error", message: "Invalid verification link" },
   );

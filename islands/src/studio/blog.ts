@@ -1,34 +1,15 @@
 /**
- * The blog studio's client side: the post shape `/api/admin/blog` speaks, the slug rule the
+ * The blog studio's client side: the post shape `/api/admin/blog` speaks (its answers typed
+ * by the Rust `AdminPost`, generated into src/generated/), the slug rule the
  * server applies to a blank slug (shown while the admin has not typed one), and the
  * conversions between the `datetime-local` input and UTC.
  */
 import { ApiError, apiRequest, readJson } from "../lib/api";
+import type { AdminPost } from "../generated/AdminPost";
+import type { PostStatus } from "../generated/PostStatus";
 
-export type PostStatus = "draft" | "scheduled" | "published";
-
-export interface AdminPost {
-  id: number;
-  slug: string;
-  title: string;
-  summary: string;
-  content: string;
-  category: string;
-  tags: string[];
-  authorName: string;
-  featuredImage: string | null;
-  metaTitle: string;
-  metaDescription: string;
-  socialImage: string | null;
-  noindex: boolean;
-  status: PostStatus;
-  publishedAt: string | null;
-  readTimeMinutes: number;
-  version: number;
-  updatedAt: string;
-  updatedBy: string | null;
-  url: string;
-}
+/** The post as the server sends it: the Rust type `AdminPost`, generated. */
+export type { AdminPost, PostStatus };
 
 export interface PostInput {
   version?: number;
