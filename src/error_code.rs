@@ -8,7 +8,10 @@ pub const NOT_AUTHENTICATED: &str = "Not authenticated";
 /// The stable, machine-readable `code` of an error answer. Clients branch on this, never on
 /// the human text (which may be reworded). Every variant is listed in the OpenAPI document
 /// and in the README's table; renaming one is a breaking change of the public API.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+///
+/// The islands read it as the union type `islands/src/generated/ErrorCode.ts`, generated
+/// from this enum (`routes::island_types`), so a new code is one they must classify.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, utoipa::ToSchema, ts_rs::TS)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     // 400 / 422: the request itself

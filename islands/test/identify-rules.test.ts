@@ -129,6 +129,20 @@ describe("identify errors: messages and error view (SPEC section 8)", () => {
     expect(describeFailure(api(403, { message: "Forbidden" })).requiresAuth).toBe(false);
   });
 
+  it("the server's error code decides the view when it says the kind", () => {
+    // An interrupted upload is a connection problem, whatever its text says.
+    const interrupted = describeFailure(
+      api(400, { error: "Bad Request", code: "upload_interrupted", message: "The upload could not be read (body error). Please try again." }),
+    );
+    expect(interrupted.kind).toBe("network");
+    expect(interrupted.title).toBe("Connection Issue");
+    expect(interrupted.message.startsWith("The upload could not be read")).toBe(true);
+    // A code that leaves the kind open: the message shown decides, as before.
+    const unknownEngine = describeFailure(api(400, { code: "unknown_engine", message: 'Unknown AI engine "x".' }));
+    expect(unknownEngine.kind).toBe("other");
+    expect(describeFailure(api(422, { code: "validation_failed", message: "Fetching the url took too long." })).kind).toBe("format");
+  });
+
   it("an abort by the deadline reads as a timeout", () => {
     expect(describeFailure(new DOMException("x", "TimeoutError")).title).toBe("Upload Timed Out");
   });

@@ -1,7 +1,8 @@
 //! The props of every island, typed once in Rust: the TypeScript types the islands import
 //! are generated from these structs (ts-rs) into `islands/src/generated/`, one file per
 //! type, and committed. `views::Island::new` takes only props that derive `TS`; a new
-//! island's props type is added to [`export_all`] below.
+//! island's props type is added to [`export_all`] below. So is [`ErrorCode`], the `code` of
+//! the server's JSON errors, which the islands classify errors by (`lib/errors.ts`).
 //!
 //! Regenerate after changing a props type (or a type it carries):
 //! `UPDATE_ISLAND_TYPES=1 cargo test --lib island_types`. Without the variable that test
@@ -10,6 +11,7 @@ use std::path::Path;
 
 use ts_rs::{Config, ExportError, TS};
 
+use crate::error_code::ErrorCode;
 use crate::routes::accounts::{AuthScreenProps, PendingVerificationProps, ProfileProps, VerifyEmailProps};
 use crate::routes::admin_blog::BlogEditorProps;
 use crate::routes::admin_insight::InsightProps;
@@ -39,6 +41,7 @@ pub fn export_all(dir: &Path) -> Result<(), ExportError> {
     TestPageProps::export_all(&cfg)?;
     UploaderProps::export_all(&cfg)?;
     VerifyEmailProps::<'static>::export_all(&cfg)?;
+    ErrorCode::export_all(&cfg)?;
     Ok(())
 }
 

@@ -1,6 +1,7 @@
 /**
  * What a failed identification says (SPEC section 8 "Identify") and which error view it
- * gets (titles and advice in lib/errors.ts, by the text classification of SPEC section 5).
+ * gets (titles and advice in lib/errors.ts, by the classification of SPEC section 5: the
+ * server's error code, else the text).
  */
 import { ApiError } from "../lib/api";
 import { classifyError, UPLOAD_ERROR_VIEW, type ErrorKind } from "../lib/errors";
@@ -114,7 +115,8 @@ function rawOf(error: unknown): string {
 /** Everything the error view needs for a failed identification (or shared-link load). */
 export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
   const { message, requiresAuth } = identifyMessage(error, maxMb);
-  const kind = classifyError(message);
+  // The server's code when it says the kind, else the message shown.
+  const kind = classifyError(error, message);
   const view = UPLOAD_ERROR_VIEW[kind];
   return {
     message: `${message} ${HINTS[kind]}`,
