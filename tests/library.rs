@@ -112,27 +112,25 @@ async fn an_unrelated_picture_is_no_match() {
     assert!(answer.reason.unwrap().contains("too dark or too flat"));
 }
 
-#[tokio::test]
-async fn a_clip_is_found_by_temporal_voting() {
+/// Indexes the demo clip, cuts 3 s of it from 1.5 s with ffmpeg's `filter` (`[0:v]` is the
+/// demo, further inputs come from `inputs`), searches the cut and returns the match.
+async fn find_cut(filter: &str, inputs: &[&str]) -> reelfind::library::LibraryMatch {
     let app = TestApp::new().await;
     let folder = library_folder();
     index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     let clip = folder.path().join("clip.mkv");
     let src = folder.path().join("big-buck-bunny.mp4");
-    ffmpeg(&[
-        "-ss",
-        "1.5",
-        "-i",
-        src.to_str().unwrap(),
-        "-t",
-        "3",
-        "-vf",
-        "scale=640:-2",
-        "-an",
-        clip.to_str().unwrap(),
-    ]);
+    let mut args = vec!["-ss", "1.5", "-i", src.to_str().unwrap()];
+    args.extend_from_slice(inputs);
+    args.extend(["-t", "3", "-filter_complex", filter, "-an", clip.to_str().unwrap()]);
+    ffmpeg(&args);
     let answer = index_of(&app).search_clip(&clip).unwrap();
-    let m = answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason));
+    answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason))
+}
+
+#[tokio::test]
+async fn a_clip_is_found_by_temporal_voting() {
+    let m = find_cut("[0:v]scale=640:-2", &[]).await;
     assert_eq!((m.title.as_str(), m.tier), ("Big Buck Bunny", "clip"));
     assert!((m.from - 1.5).abs() <= 0.5, "from {}", m.from);
     assert!((m.to - 4.5).abs() <= 0.6, "to {}", m.to);
@@ -140,30 +138,9 @@ async fn a_clip_is_found_by_temporal_voting() {
 
 #[tokio::test]
 async fn a_clip_whose_lower_part_is_covered_is_found() {
-    let app = TestApp::new().await;
-    let folder = library_folder();
-    index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
-    let clip = folder.path().join("covered.mkv");
-    let src = folder.path().join("big-buck-bunny.mp4");
     // The bottom 43% of every frame replaced by other moving pictures (a big lower third).
-    ffmpeg(&[
-        "-ss",
-        "1.5",
-        "-i",
-        src.to_str().unwrap(),
-        "-f",
-        "lavfi",
-        "-i",
-        "testsrc2=size=1280x310:rate=25",
-        "-t",
-        "3",
-        "-filter_complex",
-        "[0:v][1:v]overlay=0:410:shortest=1,scale=640:-2",
-        "-an",
-        clip.to_str().unwrap(),
-    ]);
-    let answer = index_of(&app).search_clip(&clip).unwrap();
-    let m = answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason));
+    let cover = ["-f", "lavfi", "-i", "testsrc2=size=1280x310:rate=25"];
+    let m = find_cut("[0:v][1:v]overlay=0:410:shortest=1,scale=640:-2", &cover).await;
     assert_eq!(m.title, "Big Buck Bunny");
     assert!((m.from - 1.5).abs() <= 0.5, "from {}", m.from);
 }

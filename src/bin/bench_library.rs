@@ -339,6 +339,7 @@ fn main() -> anyhow::Result<()> {
     let bytes = index.index_bytes();
     let entries = index.frame_count();
     let crop_entries: u64 = videos.iter().map(|v| v.crop_frames as u64).sum();
+    let upper_entries: u64 = videos.iter().map(|v| v.upper_frames as u64).sum();
     let source = |held_out: bool| -> Vec<Source> {
         videos
             .iter()
@@ -366,7 +367,7 @@ fn main() -> anyhow::Result<()> {
         report.video_seconds / report.wall_seconds
     );
     println!(
-        "- index: {entries} entries ({crop_entries} of them crop tier), {bytes} bytes = **{:.0} KB per video hour**",
+        "- index: {entries} entries ({crop_entries} of them crop tier, {upper_entries} upper tier), {bytes} bytes = **{:.0} KB per video hour**",
         bytes as f64 / hours / 1000.0
     );
 
