@@ -6,7 +6,7 @@ use super::answer::similarity;
 use super::fingerprint::{hash_image_hypotheses, hash_image_hypotheses_and_view};
 use std::time::Instant;
 
-use super::hash::{self, GrayView, Hash, MIN_QUALITY};
+use super::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY};
 use super::scan::{Hit, Section};
 use super::shot::{shared_with, shot_around};
 use super::store::{Segment, VideoRecord};
@@ -58,6 +58,15 @@ impl Tier {
         }
     }
 
+    /// The first-stage bound of this tier's scan: stricter for the tiers that send dozens of
+    /// query hashes (see [`scan::PREFILTER_MANY`]).
+    fn prefilter(self) -> u32 {
+        match self {
+            Tier::Frame | Tier::Screen => scan::PREFILTER,
+            Tier::Crop | Tier::Upper => scan::PREFILTER_MANY,
+        }
+    }
+
     /// The index section this tier's queries are scanned against.
     fn section(self) -> Section {
         match self {
@@ -86,75 +95,51 @@ impl LibraryIndex {
                 started,
             );
         }
-        // Even query indexes are pictures as given, odd ones their mirror.
-        let queries: Vec<Hash> = hypotheses.iter().flat_map(|f| [f.hash, f.mirror]).collect();
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        // Room for every entry of a scene shared by a few dozen videos.
-        let hits = scan::scan(&refs, Section::Frames, &queries, STILL_ACCEPT, scan::PREFILTER, HIT_CAP);
-        let mut chosen = hits.first().map(|b| (Tier::Frame, *b));
-        let mut crop_hits = Vec::new();
-        let mut crop_queries = Vec::new();
-        let mut upper_hits = Vec::new();
-        let mut upper_queries = Vec::new();
-        let mut screen_hits = Vec::new();
-        let mut screen_queries = Vec::new();
-        if chosen.is_none_or(|(_, b)| b.dist as u32 > CROP_TRIGGER) {
-            // Second tier, when the whole picture found nothing close: the picture may be a
-            // crop; look for the indexed centre windows inside it. The better similarity wins.
+        // Each tier tried: its query hashes (even indexes as given, odd ones mirrored) and hits.
+        let mut tried: Vec<(Tier, Vec<Hash>, Vec<Hit>)> = Vec::new();
+        let mut chosen: Option<(Tier, Hit)> = None;
+        // Scans one tier; its best hit is chosen when it is more similar than the one so far.
+        let mut search = |tier: Tier, found: &[FrameHash]| {
+            let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
+            let hits = if queries.is_empty() {
+                Vec::new()
+            } else {
+                // Room for every entry of a scene shared by a few dozen videos.
+                scan::scan(&refs, tier.section(), &queries, tier.accept(), tier.prefilter(), HIT_CAP)
+            };
+            if let Some(h) = hits.first()
+                && chosen.is_none_or(|(t, b)| {
+                    similarity(h.dist as u32, tier.accept()) > similarity(b.dist as u32, t.accept())
+                })
+            {
+                chosen = Some((tier, *h));
+            }
+            tried.push((tier, queries, hits));
+            chosen
+        };
+        let first = search(Tier::Frame, &hypotheses);
+        if first.is_none_or(|(_, b)| b.dist as u32 > CROP_TRIGGER) {
             let side = frames::FRAME_SIDE;
-            let crops = hash::crop_query_hashes(GrayView { width: side, height: side, pixels: &view });
-            crop_queries = crops.iter().flat_map(|f| [f.hash, f.mirror]).collect();
-            crop_hits = scan::scan(&refs, Section::Crops, &crop_queries, CROP_ACCEPT, scan::PREFILTER_MANY, HIT_CAP);
-            if let Some(c) = crop_hits.first()
-                && chosen.is_none_or(|(_, b)| {
-                    similarity(c.dist as u32, CROP_ACCEPT) > similarity(b.dist as u32, STILL_ACCEPT)
-                })
-            {
-                chosen = Some((Tier::Crop, *c));
-            }
-            // Third: the top of the picture, for one whose lower part is covered (big
-            // subtitles, a player's controls, a broadcaster's lower third), against the
-            // indexed tops of key frames.
-            let uppers = hash::upper_query_hashes(GrayView { width: side, height: side, pixels: &view }, &rects);
-            upper_queries =
-                uppers.iter().filter(|f| f.quality >= MIN_QUALITY).flat_map(|f| [f.hash, f.mirror]).collect();
-            if !upper_queries.is_empty() {
-                upper_hits =
-                    scan::scan(&refs, Section::Upper, &upper_queries, UPPER_ACCEPT, scan::PREFILTER_MANY, HIT_CAP);
-            }
-            if let Some(u) = upper_hits.first()
-                && chosen.is_none_or(|(tier, b)| {
-                    similarity(u.dist as u32, UPPER_ACCEPT) > similarity(b.dist as u32, tier.accept())
-                })
-            {
-                chosen = Some((Tier::Upper, *u));
-            }
-            // Fourth: a phone photo of a screen. Its own pictures (the screen found and warped
-            // back to a rectangle) against whole frames; the ordinary queries above are not
-            // touched by it.
-            let screen = screen::screen_hypotheses(&image.to_luma8(), frames::FRAME_SIDE);
-            screen_queries = screen.iter().flat_map(|f| [f.hash, f.mirror]).collect::<Vec<Hash>>();
-            if !screen_queries.is_empty() {
-                screen_hits =
-                    scan::scan(&refs, Section::Frames, &screen_queries, STILL_ACCEPT, scan::PREFILTER, HIT_CAP);
-            }
-            if let Some(s) = screen_hits.first()
-                && chosen.is_none_or(|(tier, b)| {
-                    similarity(s.dist as u32, STILL_ACCEPT) > similarity(b.dist as u32, tier.accept())
-                })
-            {
-                chosen = Some((Tier::Screen, *s));
-            }
+            let view = GrayView { width: side, height: side, pixels: &view };
+            // When the whole picture found nothing close, the picture may be a crop: look for
+            // the indexed centre windows inside it.
+            search(Tier::Crop, &hash::crop_query_hashes(view));
+            // Its lower part may be covered (big subtitles, a player's controls, a
+            // broadcaster's lower third): its top against the indexed tops of key frames.
+            let uppers = hash::upper_query_hashes(view, &rects);
+            let uppers: Vec<FrameHash> = uppers.into_iter().filter(|f| f.quality >= MIN_QUALITY).collect();
+            search(Tier::Upper, &uppers);
+            // It may be a phone photo of a screen: the screen found and warped back to a
+            // rectangle, against whole frames (the ordinary queries above are not touched).
+            search(Tier::Screen, &screen::screen_hypotheses(&image.to_luma8(), side));
         }
         let Some((tier, best)) = chosen else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
         };
         let (section, accept) = (tier.section(), tier.accept());
-        let (queries, hits) = match tier {
-            Tier::Frame => (&queries, &hits),
-            Tier::Crop => (&crop_queries, &crop_hits),
-            Tier::Upper => (&upper_queries, &upper_hits),
-            Tier::Screen => (&screen_queries, &screen_hits),
+        let Some((_, queries, hits)) = tried.iter().find(|(t, _, _)| *t == tier) else {
+            return SearchAnswer::none("No match in the library.", total, videos.len(), started);
         };
         let shot_of = |hit: &Hit, video: &VideoRecord| {
             let seg = refs[hit.segment as usize];
