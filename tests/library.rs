@@ -16,7 +16,6 @@ pub fn ffmpeg(args: &[&str]) {
     assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
 
-/// A copy of the demo clip with its `.nfo` in a folder of the test's own.
 /// Writes a 4 s silent test-pattern video (ffmpeg's `testsrc2`) to `out`.
 pub fn test_pattern_video(out: &Path) {
     ffmpeg(&[
@@ -32,6 +31,7 @@ pub fn test_pattern_video(out: &Path) {
     ]);
 }
 
+/// A copy of the demo clip with its `.nfo` in a folder of the test's own.
 pub fn library_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(demo_clip(), dir.path().join("big-buck-bunny.mp4")).unwrap();
@@ -265,6 +265,35 @@ async fn a_still_whose_lower_part_is_covered_is_found_by_the_upper_tier() {
     assert!(m.from - 0.5 <= 3.1 && 3.1 <= m.to + 0.5, "{m:?}");
     let mirrored = lib.search_image(&covered.fliph()).best.expect("the mirrored still is found");
     assert!(mirrored.mirrored && mirrored.from - 0.5 <= 3.1 && 3.1 <= mirrored.to + 0.5, "{mirrored:?}");
+}
+
+/// A film whose sides are flat and dark (the index cuts them as it cuts bars), covered below
+/// by blocks that reach across the whole width, as big subtitles and a player's controls do:
+/// the query's own rule cannot cut the sides there, so the top is judged on its own.
+#[tokio::test]
+async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
+    let app = TestApp::new().await;
+    let folder = tempfile::tempdir().unwrap();
+    let video = folder.path().join("dark-sides.mp4");
+    let dark = "color=0x0a0a0a:t=fill";
+    ffmpeg(&[
+        "-i",
+        demo_clip().to_str().unwrap(),
+        "-vf",
+        &format!("drawbox=x=0:y=0:w=iw*0.13:h=ih:{dark},drawbox=x=iw*0.87:y=0:w=iw*0.13:h=ih:{dark}"),
+        "-an",
+        video.to_str().unwrap(),
+    ]);
+    let lib = index_of(&app);
+    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    for at in [1.3, 3.1] {
+        let still = still_at(&video, at, &folder.path().join("q.jpg"));
+        let covered = cover_with_subtitle_blocks(&still, 0.6);
+        let m = lib.search_image(&covered).best.unwrap_or_else(|| panic!("the covered still at {at} s is found"));
+        assert_eq!(m.tier, "upper", "{m:?}");
+        assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
+    }
 }
 
 #[tokio::test]

@@ -53,11 +53,15 @@ pub(super) fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<Frame
     let rects = hash::query_rects_with(view, detail);
     let mut hypotheses: Vec<FrameHash> = rects.iter().map(|&r| hash::hash_rect(view, r)).collect();
     // Burned-in subtitles: the picture with the text block painted out, under the same
-    // rectangles, is one more guess each.
+    // rectangles, is one more guess each; and under its own rectangles where they differ
+    // (text that reached into a dark film's flat sides kept them from being cut).
     if let Some(painted) = painted {
+        let detail = fine_detail_area(&painted, side as usize);
         let painted = image::imageops::thumbnail(&painted, side, side);
         let view = GrayView { width: side as usize, height: side as usize, pixels: painted.as_raw() };
-        hypotheses.extend(rects.iter().map(|&r| hash::hash_rect(view, r)));
+        let own: Vec<hash::Rect> =
+            hash::query_rects_with(view, detail).into_iter().filter(|p| !rects.iter().any(|r| r.near(p))).collect();
+        hypotheses.extend(rects.iter().chain(&own).map(|&r| hash::hash_rect(view, r)));
     }
     (hypotheses, small.into_raw(), rects)
 }

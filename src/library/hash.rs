@@ -45,6 +45,14 @@ impl Rect {
     pub fn height(&self) -> usize {
         self.y1 - self.y0
     }
+    /// Within a pixel of `other` on every side: the two hash alike, one of them is enough.
+    pub fn near(&self, other: &Rect) -> bool {
+        self.x0.abs_diff(other.x0) <= 1
+            && self.x1.abs_diff(other.x1) <= 1
+            && self.y0.abs_diff(other.y0) <= 1
+            && self.y1.abs_diff(other.y1) <= 1
+    }
+
     /// The centred sub-rectangle holding `scale` of each side.
     pub fn centre(&self, scale: f32) -> Rect {
         self.window(scale, 0.5, 0.5)
@@ -307,10 +315,8 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
     let full = Rect { x0: 0, y0: 0, x1: img.width, y1: img.height };
     let area = active_area(img);
     let mut out = vec![area];
-    // Rectangles a pixel apart hash alike: one of them is enough.
     let mut push = |r: Rect| {
-        let near = |a: usize, b: usize| a.abs_diff(b) <= 1;
-        if !out.iter().any(|o| near(o.x0, r.x0) && near(o.x1, r.x1) && near(o.y0, r.y0) && near(o.y1, r.y1)) {
+        if !out.iter().any(|o| o.near(&r)) {
             out.push(r);
         }
     };
@@ -355,10 +361,27 @@ pub const CROP_SCALE: f32 = 0.8;
 /// their outline and for a picture found a few pixels too tall.
 pub const UPPER_SHARE: f32 = 0.55;
 
-/// Hypotheses for a picture whose lower part is covered: the top [`UPPER_SHARE`] of each of
-/// `rects` (the picture's own rectangles, see [`query_rects_with`]), in their order.
+/// The rectangles a picture whose lower part is covered is searched under in the upper tier:
+/// the top [`UPPER_SHARE`] of each of `rects` (the picture's own rectangles, see
+/// [`query_rects_with`]), in their order; then, where they differ, the same tops with the
+/// sides judged on the top alone. The index cut a dark film's flat dark sides; big subtitles,
+/// a logo or a player's controls that reach into those sides keep the query's own rule from
+/// cutting them, but above the cover the sides are as flat as the index saw them.
+pub fn upper_query_rects(img: GrayView<'_>, rects: &[Rect]) -> Vec<Rect> {
+    let mut out: Vec<Rect> = rects.iter().map(|r| r.upper(UPPER_SHARE)).collect();
+    for r in rects {
+        let top = active_area_in(img, r.upper(UPPER_SHARE));
+        let judged = Rect { x0: top.x0, x1: top.x1, ..*r }.upper(UPPER_SHARE);
+        if !out.iter().any(|o| o.near(&judged)) {
+            out.push(judged);
+        }
+    }
+    out
+}
+
+/// The hashes of [`upper_query_rects`], in the same order.
 pub fn upper_query_hashes(img: GrayView<'_>, rects: &[Rect]) -> Vec<FrameHash> {
-    rects.iter().map(|r| hash_rect(img, r.upper(UPPER_SHARE))).collect()
+    upper_query_rects(img, rects).into_iter().map(|r| hash_rect(img, r)).collect()
 }
 
 /// Query crops the crop tier is searched for: (share of each side kept, positions per axis).

@@ -221,10 +221,9 @@ impl LibraryIndex {
         out.extend(screen::screen_hypotheses(&gray, side).iter().map(|f| ("screen".into(), closest(&frames_near, f))));
         let view = GrayView { width: side, height: side, pixels: &view };
         out.extend(
-            rects
+            hash::upper_query_rects(view, &rects)
                 .iter()
-                .zip(hash::upper_query_hashes(view, &rects))
-                .map(|(r, f)| (format!("upper {}", label(&r.upper(hash::UPPER_SHARE))), closest(&uppers_near, &f))),
+                .map(|r| (format!("upper {}", label(r)), closest(&uppers_near, &hash::hash_rect(view, *r)))),
         );
         out
     }
