@@ -296,6 +296,37 @@ async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
     }
 }
 
+/// A 16:9 picture centred in a portrait canvas whose bars mirror the picture (an editor's
+/// "mirror" fill): no edge, no change in detail, nothing tells where the picture ends but its
+/// shape.
+#[tokio::test]
+async fn a_picture_centred_over_a_mirror_fill_is_found_by_its_shape() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let query = folder.path().join("mirror-fill.jpg");
+    for at in [1.4, 3.6] {
+        // 1280x720 in 1280x1536: 408 rows of mirrored picture above and below.
+        ffmpeg(&[
+            "-ss",
+            &format!("{at}"),
+            "-i",
+            demo_clip().to_str().unwrap(),
+            "-frames:v",
+            "1",
+            "-vf",
+            "pad=1280:1536:0:408,fillborders=top=408:bottom=408:mode=mirror",
+            "-q:v",
+            "3",
+            query.to_str().unwrap(),
+        ]);
+        let m = lib.search_image(&image::open(&query).unwrap()).best.unwrap_or_else(|| panic!("found at {at} s"));
+        assert_eq!(m.tier, "shape", "{m:?}");
+        assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
+    }
+}
+
 #[tokio::test]
 async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindexes_it() {
     let app = TestApp::new().await;

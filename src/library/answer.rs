@@ -30,8 +30,9 @@ pub struct LibraryMatch {
     pub similarity: f32,
     /// Hamming distance of the best frame (0..256).
     pub distance: u32,
-    /// Which tier decided: `frame`, `crop`, `screen` (a phone photo's rectified screen), `clip`,
-    /// `audio` or `clip+audio`.
+    /// Which tier decided: `frame`, `crop`, `upper` (the top of a picture covered below),
+    /// `screen` (a phone photo's rectified screen), `shape` (a picture centred in a canvas of
+    /// another shape), `clip`, `audio` or `clip+audio`.
     pub tier: &'static str,
     pub mirrored: bool,
     /// Relative URL of a preview picture cut at `at`; expires (see [`preview`](super::preview)).

@@ -384,6 +384,43 @@ pub fn upper_query_hashes(img: GrayView<'_>, rects: &[Rect]) -> Vec<FrameHash> {
     upper_query_rects(img, rects).into_iter().map(|r| hash_rect(img, r)).collect()
 }
 
+/// The shapes (width / height) films and shows are made in, the most common first (of two
+/// that land within a pixel of each other, the first is kept): 16:9, scope (2.39 and 2.35),
+/// 1.85, 4:3, 2:1, 1.66, 3:2, Academy and 2.2.
+const FILM_SHAPES: &[f32] = &[16.0 / 9.0, 2.39, 1.85, 4.0 / 3.0, 2.35, 2.0, 1.66, 1.5, 1.375, 2.2];
+
+/// Where a picture of each film shape would lie, centred at full width or full height, in a
+/// canvas of `canvas` (width, height) pixels, as rectangles of the `side`² square the hashes
+/// are cut from; shapes that leave less than 2% of a side for bars are skipped. Phones and
+/// editors centre a picture of another shape over a blurred copy of itself or a plain
+/// colour; when nothing in the canvas tells where the picture ends (a dark film's edge over
+/// its own blurred copy), its shape still does.
+pub fn shape_rects(canvas: (u32, u32), side: usize) -> Vec<Rect> {
+    let (w, h) = (canvas.0 as f32, canvas.1 as f32);
+    if w < 1.0 || h < 1.0 {
+        return Vec::new();
+    }
+    let mut out: Vec<Rect> = Vec::new();
+    for &shape in FILM_SHAPES {
+        // The picture's share of the canvas height (full width) or width (full height).
+        let (share_w, share_h) = if shape > w / h { (1.0, w / shape / h) } else { (h * shape / w, 1.0) };
+        if share_w.min(share_h) > 0.96 {
+            continue;
+        }
+        let full = Rect { x0: 0, y0: 0, x1: side, y1: side };
+        let r = Rect {
+            x0: ((1.0 - share_w) / 2.0 * side as f32).round() as usize,
+            y0: ((1.0 - share_h) / 2.0 * side as f32).round() as usize,
+            ..full
+        };
+        let r = Rect { x1: side - r.x0, y1: side - r.y0, ..r };
+        if r.width() >= side / 8 && r.height() >= side / 8 && !out.iter().any(|o| o.near(&r)) {
+            out.push(r);
+        }
+    }
+    out
+}
+
 /// Query crops the crop tier is searched for: (share of each side kept, positions per axis).
 /// Offsets are spaced so the window is never more than ~1/70 of the picture from a
 /// hypothesis (about one pixel of the 64x64 buffer).
@@ -457,6 +494,22 @@ mod tests {
         let whole = hamming(&hash_frame(crop_view).hash, &hash_frame(view).hash);
         assert!(best <= 30, "best crop hypothesis {best} bits away");
         assert!(best < whole, "crop hypothesis {best} vs whole picture {whole}");
+    }
+
+    #[test]
+    fn film_shapes_are_placed_centred_in_a_canvas_of_another_shape() {
+        // Scope (2.39) over a 640x768 canvas: 268 of 768 rows, centred; 16:9 there too.
+        let rects = shape_rects((640, 768), 128);
+        assert_eq!(rects[1], Rect { x0: 0, y0: 42, x1: 128, y1: 86 }, "{rects:?}");
+        assert!(rects.contains(&Rect { x0: 0, y0: 28, x1: 128, y1: 100 }), "{rects:?}");
+        assert!(rects.iter().all(|r| r.x0 == 0 && r.x1 == 128 && r.y0 + r.y1 == 128));
+        // In a 16:9 canvas: 4:3 at full height with bars at the sides, scope at full width
+        // with bars above and below; 16:9 itself and 1.85 (under 2% of a side) are left out.
+        let rects = shape_rects((1280, 720), 128);
+        assert!(rects.contains(&Rect { x0: 16, y0: 0, x1: 112, y1: 128 }), "{rects:?}");
+        assert!(rects.contains(&Rect { x0: 0, y0: 16, x1: 128, y1: 112 }), "{rects:?}");
+        assert!(rects.iter().all(|r| r.x0.max(r.y0) >= 3 && (r.x0 == 0 || r.y0 == 0)), "{rects:?}");
+        assert!(shape_rects((0, 10), 128).is_empty());
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub const CROP_ACCEPT: u32 = 62;
 /// An upper-tier hit is a match at most this many bits away: as strict as the crop tier (the
 /// top of a picture carries less of it than the whole).
 pub const UPPER_ACCEPT: u32 = 62;
+/// A shape-tier hit is a match at most this many bits away: as strict as the crop tier (each
+/// film shape is one more guess at where the picture lies).
+pub const SHAPE_ACCEPT: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
 
@@ -37,6 +40,8 @@ enum Tier {
     Upper,
     /// The rectified screen of a phone photo against whole frames.
     Screen,
+    /// The picture where a film's shape would lie centred in the canvas, against whole frames.
+    Shape,
 }
 
 impl Tier {
@@ -46,6 +51,7 @@ impl Tier {
             Tier::Crop => "crop",
             Tier::Upper => "upper",
             Tier::Screen => "screen",
+            Tier::Shape => "shape",
         }
     }
 
@@ -55,6 +61,7 @@ impl Tier {
             Tier::Frame | Tier::Screen => STILL_ACCEPT,
             Tier::Crop => CROP_ACCEPT,
             Tier::Upper => UPPER_ACCEPT,
+            Tier::Shape => SHAPE_ACCEPT,
         }
     }
 
@@ -63,18 +70,32 @@ impl Tier {
     fn prefilter(self) -> u32 {
         match self {
             Tier::Frame | Tier::Screen => scan::PREFILTER,
-            Tier::Crop | Tier::Upper => scan::PREFILTER_MANY,
+            Tier::Crop | Tier::Upper | Tier::Shape => scan::PREFILTER_MANY,
         }
     }
 
     /// The index section this tier's queries are scanned against.
     fn section(self) -> Section {
         match self {
-            Tier::Frame | Tier::Screen => Section::Frames,
+            Tier::Frame | Tier::Screen | Tier::Shape => Section::Frames,
             Tier::Crop => Section::Crops,
             Tier::Upper => Section::Upper,
         }
     }
+}
+
+/// The hashes of [`hash::shape_rects`] of a picture, each also cut by the index's flat rule
+/// where that differs; too flat ones are left out.
+fn shape_hypotheses(view: GrayView<'_>, canvas: (u32, u32)) -> Vec<FrameHash> {
+    let mut rects: Vec<hash::Rect> = Vec::new();
+    for r in hash::shape_rects(canvas, view.width) {
+        for r in [r, hash::active_area_in(view, r)] {
+            if !rects.iter().any(|o| o.near(&r)) {
+                rects.push(r);
+            }
+        }
+    }
+    rects.into_iter().map(|r| hash::hash_rect(view, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
 }
 
 impl LibraryIndex {
@@ -133,6 +154,9 @@ impl LibraryIndex {
             // It may be a phone photo of a screen: the screen found and warped back to a
             // rectangle, against whole frames (the ordinary queries above are not touched).
             search(Tier::Screen, &screen::screen_hypotheses(&image.to_luma8(), side));
+            // Its bars may not show where they end (a dark film over its own blurred copy):
+            // where a picture of each film shape would lie, centred, cut as the index cuts.
+            search(Tier::Shape, &shape_hypotheses(view, (image.width(), image.height())));
         }
         let Some((tier, best)) = chosen else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
@@ -220,6 +244,9 @@ impl LibraryIndex {
             .collect();
         out.extend(screen::screen_hypotheses(&gray, side).iter().map(|f| ("screen".into(), closest(&frames_near, f))));
         let view = GrayView { width: side, height: side, pixels: &view };
+        out.extend(
+            shape_hypotheses(view, (image.width(), image.height())).iter().map(|f| ("shape".into(), closest(&frames_near, f))),
+        );
         out.extend(
             hash::upper_query_rects(view, &rects)
                 .iter()
