@@ -136,6 +136,15 @@ async fn a_clip_is_found_by_temporal_voting() {
     assert!((m.to - 4.5).abs() <= 0.6, "to {}", m.to);
 }
 
+/// The clip of a picture centred over a mirror fill (see the still's test below): its frames
+/// vote on where each film shape would lie.
+#[tokio::test]
+async fn a_clip_centred_over_a_mirror_fill_is_found() {
+    let m = find_cut("[0:v]scale=640:360,pad=640:768:0:204,fillborders=top=204:bottom=204:mode=mirror", &[]).await;
+    assert_eq!(m.title, "Big Buck Bunny");
+    assert!((m.from - 1.5).abs() <= 0.5, "from {}", m.from);
+}
+
 #[tokio::test]
 async fn a_clip_whose_lower_part_is_covered_is_found() {
     // The bottom 43% of every frame replaced by other moving pictures (a big lower third).

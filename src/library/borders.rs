@@ -49,9 +49,15 @@ pub fn framed_area(img: GrayView<'_>) -> Rect {
             .map(|c| c.0)
     };
     let max_rows = h * MAX_SHARE / 100;
-    // The outer side's detail: over all of it, and over the lines next to the boundary (a
-    // boundary inside the picture has picture right outside it).
-    let outer = |v: &[f32], near: &[f32]| mean(v).max(mean(near));
+    // The outer side's detail: its typical line (the median: a player's progress line and
+    // time, a repost's caption are a few busy lines in a plain band), and the lines next to
+    // the boundary (a boundary inside the picture has picture right outside it).
+    let median = |v: &[f32]| {
+        let mut v = v.to_vec();
+        let mid = v.len() / 2;
+        if v.is_empty() { 0.0 } else { *v.select_nth_unstable_by(mid, |a, b| a.total_cmp(b)).1 }
+    };
+    let outer = |v: &[f32], near: &[f32]| median(v).max(mean(near));
     let top = pick(
         (2..max_rows)
             .map(|y| {
@@ -269,6 +275,26 @@ mod tests {
         let area = framed_area(GrayView { width: w, height: h, pixels: &px });
         assert!(area.y0.abs_diff(8) <= 1 && area.y1.abs_diff(104) <= 1, "{area:?}");
         assert!(area.x0.abs_diff(9) <= 1 && area.x1.abs_diff(119) <= 1, "{area:?}");
+    }
+
+    /// A repost: a white band above the picture with a caption in black, a few busy lines in a
+    /// plain band; the band's typical line is plain, so the picture's top edge is found.
+    #[test]
+    fn a_caption_band_above_the_picture_is_cut() {
+        let (w, h) = (128, 128);
+        let picture = pattern(128, 94);
+        let mut px = vec![255u8; w * h];
+        px[34 * w..].copy_from_slice(&picture);
+        // Two lines of caption: letters as short black strokes.
+        for y in (10..16).chain(20..25) {
+            for x in 14..114 {
+                if x % 5 < 2 {
+                    px[y * w + x] = 0;
+                }
+            }
+        }
+        let area = framed_area(GrayView { width: w, height: h, pixels: &px });
+        assert!(area.y0.abs_diff(34) <= 1, "{area:?}");
     }
 
     /// A textured picture sampled at any size (the same scene squeezed to `w` x `h`), with

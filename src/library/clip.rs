@@ -8,7 +8,9 @@ use super::frames::Budget;
 use super::hash::{self, FrameHash, GrayView, MIN_QUALITY};
 use super::store::Segment;
 use super::vote::clip_vote;
-use super::{CROP_ACCEPT, LibraryIndex, LibraryMatch, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, scan};
+use super::{
+    CROP_ACCEPT, LibraryIndex, LibraryMatch, SHAPE_ACCEPT, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, scan,
+};
 
 /// Clip frames vote with hits up to this distance; the vote, not one frame, decides.
 pub const CLIP_CANDIDATE: u32 = 72;
@@ -79,6 +81,22 @@ impl LibraryIndex {
                 .collect();
             found = clip_vote(&refs, scan::Section::Upper, &uppers, &times, UPPER_ACCEPT, UPPER_ACCEPT);
             accept = UPPER_ACCEPT;
+        }
+        if found.is_none() {
+            // The picture may sit centred in a canvas of another shape with nothing showing
+            // where it ends: where each film shape would lie, against whole frames.
+            let side = frames::FRAME_SIDE;
+            let shapes: Vec<Vec<FrameHash>> = pictures
+                .iter()
+                .map(|px| {
+                    hash::shape_query_hashes(
+                        GrayView { width: side, height: side, pixels: px },
+                        (probe.width, probe.height),
+                    )
+                })
+                .collect();
+            found = clip_vote(&refs, scan::Section::Frames, &shapes, &times, SHAPE_ACCEPT, SHAPE_ACCEPT);
+            accept = SHAPE_ACCEPT;
         }
         let Some(vote) = found else {
             return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));

@@ -421,6 +421,20 @@ pub fn shape_rects(canvas: (u32, u32), side: usize) -> Vec<Rect> {
     out
 }
 
+/// The hashes of [`shape_rects`] of a picture (`img` is the canvas squeezed to a square),
+/// each also cut by the index's flat rule where that differs; too flat ones are left out.
+pub fn shape_query_hashes(img: GrayView<'_>, canvas: (u32, u32)) -> Vec<FrameHash> {
+    let mut rects: Vec<Rect> = Vec::new();
+    for r in shape_rects(canvas, img.width) {
+        for r in [r, active_area_in(img, r)] {
+            if !rects.iter().any(|o| o.near(&r)) {
+                rects.push(r);
+            }
+        }
+    }
+    rects.into_iter().map(|r| hash_rect(img, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
+}
+
 /// Query crops the crop tier is searched for: (share of each side kept, positions per axis).
 /// Offsets are spaced so the window is never more than ~1/70 of the picture from a
 /// hypothesis (about one pixel of the 64x64 buffer).

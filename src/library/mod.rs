@@ -54,4 +54,4 @@ pub use answer::{Appearance, LibraryMatch, SearchAnswer, similarity};
 pub use clip::CLIP_CANDIDATE;
 pub use fingerprint::{Fingerprints, fingerprint_video, hash_image, hash_image_hypotheses};
 pub use index::LibraryIndex;
-pub use still::{CROP_ACCEPT, STILL_ACCEPT, UPPER_ACCEPT};
+pub use still::{CROP_ACCEPT, SHAPE_ACCEPT, STILL_ACCEPT, UPPER_ACCEPT};

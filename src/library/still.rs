@@ -84,20 +84,6 @@ impl Tier {
     }
 }
 
-/// The hashes of [`hash::shape_rects`] of a picture, each also cut by the index's flat rule
-/// where that differs; too flat ones are left out.
-fn shape_hypotheses(view: GrayView<'_>, canvas: (u32, u32)) -> Vec<FrameHash> {
-    let mut rects: Vec<hash::Rect> = Vec::new();
-    for r in hash::shape_rects(canvas, view.width) {
-        for r in [r, hash::active_area_in(view, r)] {
-            if !rects.iter().any(|o| o.near(&r)) {
-                rects.push(r);
-            }
-        }
-    }
-    rects.into_iter().map(|r| hash::hash_rect(view, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
-}
-
 impl LibraryIndex {
     /// Searches one still picture (a screenshot or a photo of a screen).
     pub fn search_image(&self, image: &DynamicImage) -> SearchAnswer {
@@ -156,7 +142,7 @@ impl LibraryIndex {
             search(Tier::Screen, &screen::screen_hypotheses(&image.to_luma8(), side));
             // Its bars may not show where they end (a dark film over its own blurred copy):
             // where a picture of each film shape would lie, centred, cut as the index cuts.
-            search(Tier::Shape, &shape_hypotheses(view, (image.width(), image.height())));
+            search(Tier::Shape, &hash::shape_query_hashes(view, (image.width(), image.height())));
         }
         let Some((tier, best)) = chosen else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
@@ -245,7 +231,9 @@ impl LibraryIndex {
         out.extend(screen::screen_hypotheses(&gray, side).iter().map(|f| ("screen".into(), closest(&frames_near, f))));
         let view = GrayView { width: side, height: side, pixels: &view };
         out.extend(
-            shape_hypotheses(view, (image.width(), image.height())).iter().map(|f| ("shape".into(), closest(&frames_near, f))),
+            hash::shape_query_hashes(view, (image.width(), image.height()))
+                .iter()
+                .map(|f| ("shape".into(), closest(&frames_near, f))),
         );
         out.extend(
             hash::upper_query_rects(view, &rects)
