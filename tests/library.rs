@@ -40,6 +40,11 @@ pub fn library_folder() -> tempfile::TempDir {
 }
 
 fn still_at(video: &Path, at: f64, out: &Path) -> image::DynamicImage {
+    still_through(video, at, "null", out)
+}
+
+/// The frame at `at` through ffmpeg's filter chain `vf`, as a JPEG at `out`.
+fn still_through(video: &Path, at: f64, vf: &str, out: &Path) -> image::DynamicImage {
     ffmpeg(&[
         "-ss",
         &format!("{at}"),
@@ -47,6 +52,8 @@ fn still_at(video: &Path, at: f64, out: &Path) -> image::DynamicImage {
         video.to_str().unwrap(),
         "-frames:v",
         "1",
+        "-vf",
+        vf,
         "-q:v",
         "3",
         out.to_str().unwrap(),
@@ -276,6 +283,13 @@ async fn a_still_whose_lower_part_is_covered_is_found_by_the_upper_tier() {
     assert!(mirrored.mirrored && mirrored.from - 0.5 <= 3.1 && 3.1 <= mirrored.to + 0.5, "{mirrored:?}");
 }
 
+/// `still` is found by `tier`, its range holding `at` (within half a second).
+fn assert_found(lib: &LibraryIndex, still: &image::DynamicImage, at: f64, tier: &str) {
+    let m = lib.search_image(still).best.unwrap_or_else(|| panic!("the still at {at} s is found"));
+    assert_eq!(m.tier, tier, "{m:?}");
+    assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
+}
+
 /// A film whose sides are flat and dark (the index cuts them as it cuts bars), covered below
 /// by blocks that reach across the whole width, as big subtitles and a player's controls do:
 /// the query's own rule cannot cut the sides there, so the top is judged on its own.
@@ -298,10 +312,7 @@ async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
     assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
     for at in [1.3, 3.1] {
         let still = still_at(&video, at, &folder.path().join("q.jpg"));
-        let covered = cover_with_subtitle_blocks(&still, 0.6);
-        let m = lib.search_image(&covered).best.unwrap_or_else(|| panic!("the covered still at {at} s is found"));
-        assert_eq!(m.tier, "upper", "{m:?}");
-        assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
+        assert_found(lib, &cover_with_subtitle_blocks(&still, 0.6), at, "upper");
     }
 }
 
@@ -315,24 +326,10 @@ async fn a_picture_centred_over_a_mirror_fill_is_found_by_its_shape() {
     let lib = index_of(&app);
     lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     let query = folder.path().join("mirror-fill.jpg");
+    // 1280x720 in 1280x1536: 408 rows of mirrored picture above and below.
+    let fill = "pad=1280:1536:0:408,fillborders=top=408:bottom=408:mode=mirror";
     for at in [1.4, 3.6] {
-        // 1280x720 in 1280x1536: 408 rows of mirrored picture above and below.
-        ffmpeg(&[
-            "-ss",
-            &format!("{at}"),
-            "-i",
-            demo_clip().to_str().unwrap(),
-            "-frames:v",
-            "1",
-            "-vf",
-            "pad=1280:1536:0:408,fillborders=top=408:bottom=408:mode=mirror",
-            "-q:v",
-            "3",
-            query.to_str().unwrap(),
-        ]);
-        let m = lib.search_image(&image::open(&query).unwrap()).best.unwrap_or_else(|| panic!("found at {at} s"));
-        assert_eq!(m.tier, "shape", "{m:?}");
-        assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
+        assert_found(lib, &still_through(&demo_clip(), at, fill, &query), at, "shape");
     }
 }
 
