@@ -14,9 +14,10 @@ use super::{LibraryIndex, SearchAnswer, frames, scan, screen};
 
 /// A still is a match when its best hash is at most this many bits (of 256) away.
 pub const STILL_ACCEPT: u32 = 70;
-/// A still whose best whole-frame hit is further than this also tries the crop tier (a
-/// slightly cropped picture can still pass for the whole frame of a similar moment).
-const CROP_TRIGGER: u32 = 40;
+/// A still whose best hit so far is further than this tries the next fallback tier (crop,
+/// upper, screen, shape): a slightly cropped or covered picture can still pass for the whole
+/// frame of a similar moment, and a hit this close is as good as any later tier could give.
+const CLOSE: u32 = 40;
 /// A crop-tier hit is a match at most this many bits away. Stricter than [`STILL_ACCEPT`]:
 /// a cropped query is tried under dozens of offsets, and each is a chance for a false accept.
 pub const CROP_ACCEPT: u32 = 62;
@@ -125,24 +126,31 @@ impl LibraryIndex {
             tried.push((tier, queries, hits));
             chosen
         };
-        let first = search(Tier::Frame, &hypotheses);
-        if first.is_none_or(|(_, b)| b.dist as u32 > CROP_TRIGGER) {
-            let side = frames::FRAME_SIDE;
-            let view = GrayView { width: side, height: side, pixels: &view };
-            // When the whole picture found nothing close, the picture may be a crop: look for
-            // the indexed centre windows inside it.
-            search(Tier::Crop, &hash::crop_query_hashes(view));
-            // Its lower part may be covered (big subtitles, a player's controls, a
-            // broadcaster's lower third): its top against the indexed tops of key frames.
-            let uppers = hash::upper_query_hashes(view, &rects);
-            let uppers: Vec<FrameHash> = uppers.into_iter().filter(|f| f.quality >= MIN_QUALITY).collect();
-            search(Tier::Upper, &uppers);
-            // It may be a phone photo of a screen: the screen found and warped back to a
-            // rectangle, against whole frames (the ordinary queries above are not touched).
-            search(Tier::Screen, &screen::screen_hypotheses(&image.to_luma8(), side));
-            // Its bars may not show where they end (a dark film over its own blurred copy):
+        let side = frames::FRAME_SIDE;
+        let view = GrayView { width: side, height: side, pixels: &view };
+        let uppers =
+            || hash::upper_query_hashes(view, &rects).into_iter().filter(|f| f.quality >= MIN_QUALITY).collect();
+        // When the whole picture found nothing close, the fallback tiers are tried in turn
+        // until one finds something as close:
+        let fallbacks: [(Tier, &dyn Fn() -> Vec<FrameHash>); 4] = [
+            // the picture may be a crop: the indexed centre windows inside it;
+            (Tier::Crop, &|| hash::crop_query_hashes(view)),
+            // its lower part may be covered (big subtitles, a player's controls, a
+            // broadcaster's lower third): its top against the indexed tops of key frames;
+            (Tier::Upper, &uppers),
+            // it may be a phone photo of a screen: the screen found and warped back to a
+            // rectangle, against whole frames (the ordinary queries above are not touched);
+            (Tier::Screen, &|| screen::screen_hypotheses(&image.to_luma8(), side)),
+            // its bars may not show where they end (a dark film over its own blurred copy):
             // where a picture of each film shape would lie, centred, cut as the index cuts.
-            search(Tier::Shape, &hash::shape_query_hashes(view, (image.width(), image.height())));
+            (Tier::Shape, &|| hash::shape_query_hashes(view, (image.width(), image.height()))),
+        ];
+        let mut best = search(Tier::Frame, &hypotheses);
+        for (tier, queries) in fallbacks {
+            if best.is_some_and(|(_, b)| b.dist as u32 <= CLOSE) {
+                break;
+            }
+            best = search(tier, &queries());
         }
         let Some((tier, best)) = chosen else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
