@@ -14,9 +14,9 @@ use super::{LibraryIndex, SearchAnswer, frames, scan, screen};
 
 /// A still is a match when its best hash is at most this many bits (of 256) away.
 pub const STILL_ACCEPT: u32 = 70;
-/// A still whose best hit so far is further than this tries the next fallback tier (crop,
-/// upper, screen, shape): a slightly cropped or covered picture can still pass for the whole
-/// frame of a similar moment, and a hit this close is as good as any later tier could give.
+/// A still whose best whole-frame hit is further than this also tries the fallback tiers
+/// (crop, upper, screen, shape): a slightly cropped or covered picture can still pass for the
+/// whole frame of a similar moment.
 const CLOSE: u32 = 40;
 /// A crop-tier hit is a match at most this many bits away. Stricter than [`STILL_ACCEPT`]:
 /// a cropped query is tried under dozens of offsets, and each is a chance for a false accept.
@@ -130,8 +130,9 @@ impl LibraryIndex {
         let view = GrayView { width: side, height: side, pixels: &view };
         let uppers =
             || hash::upper_query_hashes(view, &rects).into_iter().filter(|f| f.quality >= MIN_QUALITY).collect();
-        // When the whole picture found nothing close, the fallback tiers are tried in turn
-        // until one finds something as close:
+        // When the whole picture found nothing close, every fallback tier is tried (stopping at
+        // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
+        // won; README, "Fifth round"):
         let fallbacks: [(Tier, &dyn Fn() -> Vec<FrameHash>); 4] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| hash::crop_query_hashes(view)),
@@ -145,12 +146,10 @@ impl LibraryIndex {
             // where a picture of each film shape would lie, centred, cut as the index cuts.
             (Tier::Shape, &|| hash::shape_query_hashes(view, (image.width(), image.height()))),
         ];
-        let mut best = search(Tier::Frame, &hypotheses);
-        for (tier, queries) in fallbacks {
-            if best.is_some_and(|(_, b)| b.dist as u32 <= CLOSE) {
-                break;
+        if search(Tier::Frame, &hypotheses).is_none_or(|(_, b)| b.dist as u32 > CLOSE) {
+            for (tier, queries) in fallbacks {
+                search(tier, &queries());
             }
-            best = search(tier, &queries());
         }
         let Some((tier, best)) = chosen else {
             return SearchAnswer::none("No match in the library.", total, videos.len(), started);
