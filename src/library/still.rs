@@ -1,5 +1,6 @@
-//! Searching one still picture: whole frames first; the crop tier and the screen tier (a
-//! phone photo's screen, rectified) when nothing is close.
+//! Searching one still picture: whole frames first; when nothing is close, the fallback
+//! tiers: crop, upper (the top of a picture covered below), screen (a phone photo's screen,
+//! rectified) and shape (a picture centred in a canvas of another shape).
 use image::DynamicImage;
 
 use super::answer::similarity;
