@@ -12,6 +12,9 @@ use super::{
     CROP_ACCEPT, LibraryIndex, LibraryMatch, SHAPE_ACCEPT, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, scan,
 };
 
+/// How one fallback tier turns a clip frame (squeezed to the frame square) into hypotheses.
+type FrameHypotheses<'a> = &'a dyn Fn(GrayView<'_>) -> Vec<FrameHash>;
+
 /// Clip frames vote with hits up to this distance; the vote, not one frame, decides.
 pub const CLIP_CANDIDATE: u32 = 72;
 
@@ -58,45 +61,24 @@ impl LibraryIndex {
         let per_frame: Vec<Vec<FrameHash>> = query.into_iter().map(|(_, h)| h).collect();
         let mut found = clip_vote(&refs, scan::Section::Frames, &per_frame, &times, CLIP_CANDIDATE, STILL_ACCEPT);
         let mut accept = STILL_ACCEPT;
-        if found.is_none() {
-            let side = frames::FRAME_SIDE;
-            let crops: Vec<Vec<FrameHash>> = pictures
-                .iter()
-                .map(|px| hash::crop_query_hashes(GrayView { width: side, height: side, pixels: px }))
-                .collect();
-            found = clip_vote(&refs, scan::Section::Crops, &crops, &times, CROP_ACCEPT, CROP_ACCEPT);
-            accept = CROP_ACCEPT;
-        }
-        if found.is_none() {
-            // The lower part of every frame may be covered: the tops of each frame's own
-            // rectangles against the indexed tops.
-            let side = frames::FRAME_SIDE;
-            let uppers: Vec<Vec<FrameHash>> = pictures
-                .iter()
-                .map(|px| {
-                    let view = GrayView { width: side, height: side, pixels: px };
-                    let rects = hash::query_rects(view);
-                    hash::upper_query_hashes(view, &rects).into_iter().filter(|f| f.quality >= MIN_QUALITY).collect()
-                })
-                .collect();
-            found = clip_vote(&refs, scan::Section::Upper, &uppers, &times, UPPER_ACCEPT, UPPER_ACCEPT);
-            accept = UPPER_ACCEPT;
-        }
-        if found.is_none() {
-            // The picture may sit centred in a canvas of another shape with nothing showing
-            // where it ends: where each film shape would lie, against whole frames.
-            let side = frames::FRAME_SIDE;
-            let shapes: Vec<Vec<FrameHash>> = pictures
-                .iter()
-                .map(|px| {
-                    hash::shape_query_hashes(
-                        GrayView { width: side, height: side, pixels: px },
-                        (probe.width, probe.height),
-                    )
-                })
-                .collect();
-            found = clip_vote(&refs, scan::Section::Frames, &shapes, &times, SHAPE_ACCEPT, SHAPE_ACCEPT);
-            accept = SHAPE_ACCEPT;
+        // When whole frames agree on nothing, each frame's fallback hypotheses vote in turn:
+        let side = frames::FRAME_SIDE;
+        let fallbacks: [(scan::Section, u32, FrameHypotheses); 3] = [
+            // the indexed centre windows inside a cropped picture;
+            (scan::Section::Crops, CROP_ACCEPT, &|view| hash::crop_query_hashes(view)),
+            // the tops of each frame's own rectangles (the lower part may be covered);
+            (scan::Section::Upper, UPPER_ACCEPT, &|view| hash::upper_query_hashes(view, &hash::query_rects(view))),
+            // where each film shape would lie, centred in a canvas of another shape.
+            (scan::Section::Frames, SHAPE_ACCEPT, &|view| hash::shape_query_hashes(view, (probe.width, probe.height))),
+        ];
+        for (section, tier_accept, hypotheses) in fallbacks {
+            if found.is_some() {
+                break;
+            }
+            let per_picture: Vec<Vec<FrameHash>> =
+                pictures.iter().map(|px| hypotheses(GrayView { width: side, height: side, pixels: px })).collect();
+            found = clip_vote(&refs, section, &per_picture, &times, tier_accept, tier_accept);
+            accept = tier_accept;
         }
         let Some(vote) = found else {
             return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));

@@ -59,9 +59,11 @@ pub(super) fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<Frame
         let detail = fine_detail_area(&painted, side as usize);
         let painted = image::imageops::thumbnail(&painted, side, side);
         let view = GrayView { width: side as usize, height: side as usize, pixels: painted.as_raw() };
-        let own: Vec<hash::Rect> =
-            hash::query_rects_with(view, detail).into_iter().filter(|p| !rects.iter().any(|r| r.near(p))).collect();
-        hypotheses.extend(rects.iter().chain(&own).map(|&r| hash::hash_rect(view, r)));
+        let mut under = rects.clone();
+        for r in hash::query_rects_with(view, detail) {
+            r.add_to(&mut under);
+        }
+        hypotheses.extend(under.into_iter().map(|r| hash::hash_rect(view, r)));
     }
     (hypotheses, small.into_raw(), rects)
 }

@@ -53,6 +53,13 @@ impl Rect {
             && self.y1.abs_diff(other.y1) <= 1
     }
 
+    /// Adds `self` to `rects` unless one of them is [`near`](Self::near) it.
+    pub fn add_to(self, rects: &mut Vec<Rect>) {
+        if !rects.iter().any(|o| o.near(&self)) {
+            rects.push(self);
+        }
+    }
+
     /// The centred sub-rectangle holding `scale` of each side.
     pub fn centre(&self, scale: f32) -> Rect {
         self.window(scale, 0.5, 0.5)
@@ -315,11 +322,7 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
     let full = Rect { x0: 0, y0: 0, x1: img.width, y1: img.height };
     let area = active_area(img);
     let mut out = vec![area];
-    let mut push = |r: Rect| {
-        if !out.iter().any(|o| o.near(&r)) {
-            out.push(r);
-        }
-    };
+    let mut push = |r: Rect| r.add_to(&mut out);
     if area != full {
         push(full);
         push(active_area_in(img, area));
@@ -371,17 +374,14 @@ pub fn upper_query_rects(img: GrayView<'_>, rects: &[Rect]) -> Vec<Rect> {
     let mut out: Vec<Rect> = rects.iter().map(|r| r.upper(UPPER_SHARE)).collect();
     for r in rects {
         let top = active_area_in(img, r.upper(UPPER_SHARE));
-        let judged = Rect { x0: top.x0, x1: top.x1, ..*r }.upper(UPPER_SHARE);
-        if !out.iter().any(|o| o.near(&judged)) {
-            out.push(judged);
-        }
+        Rect { x0: top.x0, x1: top.x1, ..*r }.upper(UPPER_SHARE).add_to(&mut out);
     }
     out
 }
 
-/// The hashes of [`upper_query_rects`], in the same order.
+/// The hashes of [`upper_query_rects`], in the same order; too flat ones are left out.
 pub fn upper_query_hashes(img: GrayView<'_>, rects: &[Rect]) -> Vec<FrameHash> {
-    upper_query_rects(img, rects).into_iter().map(|r| hash_rect(img, r)).collect()
+    upper_query_rects(img, rects).into_iter().map(|r| hash_rect(img, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
 }
 
 /// The shapes (width / height) films and shows are made in, the most common first (of two
@@ -414,8 +414,8 @@ pub fn shape_rects(canvas: (u32, u32), side: usize) -> Vec<Rect> {
             ..full
         };
         let r = Rect { x1: side - r.x0, y1: side - r.y0, ..r };
-        if r.width() >= side / 8 && r.height() >= side / 8 && !out.iter().any(|o| o.near(&r)) {
-            out.push(r);
+        if r.width() >= side / 8 && r.height() >= side / 8 {
+            r.add_to(&mut out);
         }
     }
     out
@@ -426,11 +426,8 @@ pub fn shape_rects(canvas: (u32, u32), side: usize) -> Vec<Rect> {
 pub fn shape_query_hashes(img: GrayView<'_>, canvas: (u32, u32)) -> Vec<FrameHash> {
     let mut rects: Vec<Rect> = Vec::new();
     for r in shape_rects(canvas, img.width) {
-        for r in [r, active_area_in(img, r)] {
-            if !rects.iter().any(|o| o.near(&r)) {
-                rects.push(r);
-            }
-        }
+        r.add_to(&mut rects);
+        active_area_in(img, r).add_to(&mut rects);
     }
     rects.into_iter().map(|r| hash_rect(img, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
 }

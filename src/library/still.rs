@@ -129,8 +129,6 @@ impl LibraryIndex {
         };
         let side = frames::FRAME_SIDE;
         let view = GrayView { width: side, height: side, pixels: &view };
-        let uppers =
-            || hash::upper_query_hashes(view, &rects).into_iter().filter(|f| f.quality >= MIN_QUALITY).collect();
         // When the whole picture found nothing close, every fallback tier is tried (stopping at
         // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
         // won; README, "Fifth round"):
@@ -139,7 +137,7 @@ impl LibraryIndex {
             (Tier::Crop, &|| hash::crop_query_hashes(view)),
             // its lower part may be covered (big subtitles, a player's controls, a
             // broadcaster's lower third): its top against the indexed tops of key frames;
-            (Tier::Upper, &uppers),
+            (Tier::Upper, &|| hash::upper_query_hashes(view, &rects)),
             // it may be a phone photo of a screen: the screen found and warped back to a
             // rectangle, against whole frames (the ordinary queries above are not touched);
             (Tier::Screen, &|| screen::screen_hypotheses(&image.to_luma8(), side)),
