@@ -18,8 +18,15 @@
 //! still latency. Prints Markdown.
 //!
 //! **Range rule**: the true moment lies in `from - 0.5 ..= to + 0.5` and the range is not
-//! longer than 6 s; for a still of a static shot the range must also cover the shot (start
-//! and end within 0.5 s).
+//! longer than 6 s, unless it is one picture: every frame of the source inside it (sampled at
+//! [`THUMB_FPS`], 16x16 grey) differs from the true moment's frame by at most [`SAME_PICTURE`]
+//! levels on average (a long static shot's whole run is the right answer; the count of such
+//! answers is its own column). A picture that recurs (a looped animation, a logo shown twice)
+//! has several right moments: an answer elsewhere in the video counts when its `at` shows the
+//! true moment's picture (64x64 grey within [`SAME_REPEAT`] levels; its own column). For a
+//! still of a static shot the range must also cover the shot (start and end within 0.5 s).
+//! Moments whose picture is flat (a fade to black or white: nothing can tell them apart) are
+//! not drawn. A table per film follows each set's table.
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,6 +90,18 @@ const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
 const STATIC: &str = "static shot";
 /// Length of the spliced static shot, seconds.
 const STATIC_LEN: f64 = 5.0;
+/// Frames per second of the thumbnails the range rule compares.
+const THUMB_FPS: f64 = 4.0;
+/// Largest mean absolute difference (grey levels of 255) between two 16x16 thumbnails of one
+/// picture. Grain, flicker and compression move a thumbnail by under 1 level (each cell
+/// averages hundreds of pixels); people walking through a still street scene (`vtest.avi`) move
+/// it by 4-7 within seconds, a pan or a cut by tens.
+const SAME_PICTURE: f64 = 3.0;
+/// Largest mean absolute difference between two 64x64 thumbnails of a recurring picture:
+/// finer and stricter than [`SAME_PICTURE`], since the two moments are judged alike as a whole.
+const SAME_REPEAT: f64 = 2.0;
+/// A moment whose 16x16 thumbnail's standard deviation is below this is flat.
+const FLAT: f64 = 2.0;
 
 const BIG_SUBS: &str = "drawtext=fontfile=FONT:text='WHERE DID YOU PUT':fontsize=h/9:fontcolor=yellow:borderw=5:\
      bordercolor=black:x=(w-text_w)/2:y=h*0.62,drawtext=fontfile=FONT:text='THE KEYS, MARTIN?':fontsize=h/9:\
@@ -249,6 +268,66 @@ fn with_static_shot(src: &Path, at: f64, dir: &Path) -> anyhow::Result<PathBuf> 
     Ok(out)
 }
 
+/// A video's frames at [`THUMB_FPS`] as grey thumbnails (frame `k` is at `k / THUMB_FPS`), for
+/// the range rule.
+#[derive(Default)]
+struct Thumbs {
+    /// 16x16.
+    coarse: Vec<Vec<u8>>,
+    /// 64x64.
+    fine: Vec<Vec<u8>>,
+}
+
+fn thumbnails(src: &Path, side: usize) -> anyhow::Result<Vec<Vec<u8>>> {
+    let out = Command::new("ffmpeg")
+        .args(["-nostdin", "-v", "error", "-i"])
+        .arg(src)
+        .args(["-vf", &format!("fps={THUMB_FPS},scale={side}:{side}:flags=area,format=gray"), "-f", "rawvideo", "-"])
+        .output()?;
+    anyhow::ensure!(out.status.success(), "ffmpeg thumbnails: {}", String::from_utf8_lossy(&out.stderr));
+    Ok(out.stdout.chunks_exact(side * side).map(<[u8]>::to_vec).collect())
+}
+
+fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x.abs_diff(*y) as u32).sum::<u32>() as f64 / a.len().max(1) as f64
+}
+
+impl Thumbs {
+    fn of(src: &Path) -> anyhow::Result<Thumbs> {
+        Ok(Thumbs { coarse: thumbnails(src, 16)?, fine: thumbnails(src, 64)? })
+    }
+
+    fn index(set: &[Vec<u8>], t: f64) -> Option<usize> {
+        (!set.is_empty()).then(|| ((t.max(0.0) * THUMB_FPS).round() as usize).min(set.len() - 1))
+    }
+
+    /// Whether every thumbnail in `from..=to` shows the picture at `truth` (see [`SAME_PICTURE`]).
+    fn one_picture(&self, truth: f64, from: f64, to: f64) -> bool {
+        let Some(reference) = Self::index(&self.coarse, truth).map(|k| &self.coarse[k]) else { return false };
+        let first = (from * THUMB_FPS).ceil() as usize;
+        let last = ((to * THUMB_FPS).floor() as usize).min(self.coarse.len() - 1);
+        (first..=last).all(|k| mean_abs_diff(&self.coarse[k], reference) <= SAME_PICTURE)
+    }
+
+    /// Whether the moments `a` and `b` show the same picture (see [`SAME_REPEAT`]).
+    fn same_picture(&self, a: f64, b: f64) -> bool {
+        match (Self::index(&self.fine, a), Self::index(&self.fine, b)) {
+            (Some(i), Some(j)) => mean_abs_diff(&self.fine[i], &self.fine[j]) <= SAME_REPEAT,
+            _ => false,
+        }
+    }
+
+    /// Whether the picture at `t` is flat (see [`FLAT`]).
+    fn flat(&self, t: f64) -> bool {
+        Self::index(&self.coarse, t).is_some_and(|k| {
+            let px = &self.coarse[k];
+            let mean = px.iter().map(|&p| p as f64).sum::<f64>() / px.len() as f64;
+            let var = px.iter().map(|&p| (p as f64 - mean).powi(2)).sum::<f64>() / px.len() as f64;
+            var.sqrt() < FLAT
+        })
+    }
+}
+
 fn percentile(v: &mut [f64], p: f64) -> f64 {
     if v.is_empty() {
         return f64::NAN;
@@ -264,11 +343,16 @@ struct Tally {
     range: usize,
     at: usize,
     wrong: usize,
+    /// Right by the range rule with a range longer than 6 s that is one picture.
+    long: usize,
+    /// Right by the range rule at another moment with the same picture.
+    repeat: usize,
     latency: Vec<f64>,
 }
 
 impl Tally {
-    fn add(&mut self, answer: Option<&LibraryMatch>, id: u32, truth: f64, shot: Option<(f64, f64)>, ms: f64) {
+    fn add(&mut self, answer: Option<&LibraryMatch>, v: &Source, truth: f64, shot: Option<(f64, f64)>, ms: f64) {
+        let id = v.id;
         self.n += 1;
         self.latency.push(ms);
         let Some(m) = answer else { return };
@@ -277,10 +361,15 @@ impl Tally {
             return;
         }
         self.title += 1;
-        let inside = m.from - 0.5 <= truth && truth <= m.to + 0.5 && m.to - m.from <= 6.0;
+        let long = m.to - m.from > 6.0;
+        let inside = m.from - 0.5 <= truth && truth <= m.to + 0.5;
+        let repeat = !inside && v.thumbs.same_picture(m.at, truth);
+        let span_ok = !long || v.thumbs.one_picture(if repeat { m.at } else { truth }, m.from, m.to);
         let covers = shot.is_none_or(|(a, b)| m.from <= a + 0.5 && m.to >= b - 0.5);
-        if inside && covers {
+        if (inside || repeat) && span_ok && covers {
             self.range += 1;
+            self.long += usize::from(long);
+            self.repeat += usize::from(repeat);
         }
         if (m.at - truth).abs() <= 1.0 {
             self.at += 1;
@@ -291,17 +380,19 @@ impl Tally {
         let pct = |x: usize| if self.n == 0 { 0.0 } else { 100.0 * x as f64 / self.n as f64 };
         let (p50, p95) = (percentile(&mut self.latency, 0.5), percentile(&mut self.latency, 0.95));
         format!(
-            "| {name} | {kind} | {} | {:.1}% | **{:.1}%** | {:.1}% | {} | {p50:.1} | {p95:.1} |",
+            "| {name} | {kind} | {} | {:.1}% | **{:.1}%** | {:.1}% | {} | {} | {} | {p50:.1} | {p95:.1} |",
             self.n,
             pct(self.title),
             pct(self.range),
             pct(self.at),
-            self.wrong
+            self.wrong,
+            self.long,
+            self.repeat
         )
     }
 }
 
-const HEADER: &str = "| case | query | n | top-1 title | title + time (range rule) | title + `at` within 1 s | wrong title | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|---|---|";
+const HEADER: &str = "| case | query | n | top-1 title | title + time (range rule) | title + `at` within 1 s | wrong title | long one-picture ranges | at a recurrence | p50 ms | p95 ms |\n|---|---|---|---|---|---|---|---|---|---|---|";
 
 /// An indexed video and where its static shot is.
 struct Source {
@@ -309,6 +400,7 @@ struct Source {
     path: PathBuf,
     duration: f64,
     shot: (f64, f64),
+    thumbs: Thumbs,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -346,7 +438,10 @@ fn main() -> anyhow::Result<()> {
             .filter(|v| {
                 spliced.iter().any(|(p, h)| *h == held_out && std::fs::canonicalize(p).ok().as_ref() == Some(&v.path))
             })
-            .map(|v| Source { id: v.id, path: v.path.clone(), duration: v.duration, shot: shots[&v.path] })
+            .map(|v| {
+                let thumbs = Thumbs::of(&v.path).unwrap_or_default();
+                Source { id: v.id, path: v.path.clone(), duration: v.duration, shot: shots[&v.path], thumbs }
+            })
             .collect()
     };
     let sets = [("calibration", source(false)), ("held out", source(true))];
@@ -381,6 +476,8 @@ fn main() -> anyhow::Result<()> {
             continue;
         }
         let mut rows = Vec::new();
+        // Every query of the set again, by film.
+        let mut films: BTreeMap<u32, Tally> = BTreeMap::new();
         for t in &chosen {
             let mut still = Tally::default();
             for _ in 0..args.stills {
@@ -388,13 +485,21 @@ fn main() -> anyhow::Result<()> {
                 let (at, shot) = if t.name == STATIC {
                     (rng.random_range(v.shot.0 + 0.2..v.shot.1 - 0.2), Some(v.shot))
                 } else {
-                    (rng.random_range(0.0..(v.duration - 0.3).max(0.1)), None)
+                    let mut at = rng.random_range(0.0..(v.duration - 0.3).max(0.1));
+                    for _ in 0..20 {
+                        if !v.thumbs.flat(at) {
+                            break;
+                        }
+                        at = rng.random_range(0.0..(v.duration - 0.3).max(0.1));
+                    }
+                    (at, None)
                 };
                 let img = render_still(&v.path, at, t, &mut rng, &qdir)?;
                 let started = Instant::now();
                 let answer = index.search_image(&img);
                 let ms = started.elapsed().as_secs_f64() * 1e3;
-                still.add(answer.best.as_ref(), v.id, at, shot, ms);
+                still.add(answer.best.as_ref(), v, at, shot, ms);
+                films.entry(v.id).or_default().add(answer.best.as_ref(), v, at, shot, ms);
                 if args.verbose {
                     // Each query rectangle's distance to the true moment: which hypothesis came
                     // close, and how close.
@@ -432,7 +537,8 @@ fn main() -> anyhow::Result<()> {
                     m.at = m.from;
                     m
                 });
-                clip.add(best.as_ref(), v.id, at, None, ms);
+                clip.add(best.as_ref(), v, at, None, ms);
+                films.entry(v.id).or_default().add(best.as_ref(), v, at, None, ms);
                 if args.verbose {
                     eprintln!(
                         "{set} clip {} video {} at {at:.2}: {}",
@@ -451,6 +557,13 @@ fn main() -> anyhow::Result<()> {
         println!("\n### {set} ({} videos)\n\n{HEADER}", sources.len());
         for r in &rows {
             println!("{r}");
+        }
+        println!("\nBy film, every case and query kind together:\n\n{HEADER}");
+        for v in sources.iter() {
+            if let Some(tally) = films.get_mut(&v.id) {
+                let name = v.path.file_stem().unwrap_or_default().to_string_lossy();
+                println!("{}", tally.row(&name, "all"));
+            }
         }
     }
 
