@@ -322,19 +322,19 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
     let full = Rect { x0: 0, y0: 0, x1: img.width, y1: img.height };
     let area = active_area(img);
     let mut out = vec![area];
-    let mut push = |r: Rect| r.add_to(&mut out);
     if area != full {
-        push(full);
-        push(active_area_in(img, area));
+        full.add_to(&mut out);
+        flat_cuts(img, area, &mut out);
     }
     // Bars by detail at the 128 square too: a still's finer look can miss what it sees.
     let coarse = super::borders::detail_area(img);
     for found in [super::borders::framed_area(img), detail, coarse] {
         if found != full {
-            push(found);
-            push(active_area_in(img, found));
+            found.add_to(&mut out);
+            flat_cuts(img, found, &mut out);
         }
     }
+    let mut push = |r: Rect| r.add_to(&mut out);
     for found in [detail, coarse] {
         if let Some(c) = super::borders::centred(found, img.width, img.height) {
             push(c);
@@ -342,6 +342,26 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
     }
     out
 }
+
+/// Adds `r` cut by [`active_area_in`] once and again while the cut changes it (at most
+/// [`FLAT_PASSES`] times). One pass removes one flat colour from each side; a picture framed
+/// twice over — a player's grey frame around a dark film's black edge, or a frame found a
+/// row or two too wide, so that the rule's reference is the frame's colour — needs a second
+/// pass to lose the film's own flat edge as the index did.
+fn flat_cuts(img: GrayView<'_>, r: Rect, out: &mut Vec<Rect>) {
+    let mut r = r;
+    for _ in 0..FLAT_PASSES {
+        let cut = active_area_in(img, r);
+        if cut == r {
+            break;
+        }
+        cut.add_to(out);
+        r = cut;
+    }
+}
+
+/// See [`flat_cuts`].
+const FLAT_PASSES: usize = 3;
 
 /// The hashes of [`query_rects`], in the same order.
 pub fn query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
@@ -545,6 +565,29 @@ mod tests {
         let a = hash_frame(GrayView { width: w, height: h, pixels: &px });
         let b = hash_frame(GrayView { width: w, height: 96, pixels: &boxed });
         assert!(hamming(&a.hash, &b.hash) <= 4);
+    }
+
+    #[test]
+    fn a_dark_edge_inside_a_grey_frame_is_cut_by_a_second_pass() {
+        // A film with black bands (14 rows) over and under its picture, shown in a player's
+        // grey (17) frame; the frame was found two rows too tall, so the first pass's bottom
+        // reference is the grey and it stops at the film's black.
+        let (w, h) = (140, 150);
+        let film = pattern(128, 100);
+        let mut px = vec![17u8; w * h];
+        for y in 8..136 {
+            px[y * w + 6..y * w + 134].fill(0);
+        }
+        for y in 0..100 {
+            px[(22 + y) * w + 6..(22 + y) * w + 134].copy_from_slice(&film[y * 128..(y + 1) * 128]);
+        }
+        let view = GrayView { width: w, height: h, pixels: &px };
+        let found = Rect { x0: 6, y0: 8, x1: 134, y1: 138 };
+        let once = active_area_in(view, found);
+        assert_eq!(once, Rect { x0: 6, y0: 22, x1: 134, y1: 136 });
+        let mut out = Vec::new();
+        flat_cuts(view, found, &mut out);
+        assert_eq!(out, vec![once, Rect { x0: 6, y0: 22, x1: 134, y1: 122 }]);
     }
 
     #[test]
