@@ -24,7 +24,8 @@
 //! answers is its own column). A picture that recurs (a looped animation, a logo shown twice)
 //! has several right moments: an answer elsewhere in the video counts when its `at` shows the
 //! true moment's picture (64x64 grey within [`SAME_REPEAT`] levels; its own column). For a
-//! still of a static shot the range must also cover the shot (start and end within 0.5 s).
+//! still of a static shot the range must also cover the shot (start and end within 0.5 s),
+//! unless it is at a recurrence.
 //! Moments whose picture is flat (a fade to black or white: nothing can tell them apart) are
 //! not drawn. A table per film follows each set's table.
 use std::collections::BTreeMap;
@@ -365,7 +366,8 @@ impl Tally {
         let inside = m.from - 0.5 <= truth && truth <= m.to + 0.5;
         let repeat = !inside && v.thumbs.same_picture(m.at, truth);
         let span_ok = !long || v.thumbs.one_picture(if repeat { m.at } else { truth }, m.from, m.to);
-        let covers = shot.is_none_or(|(a, b)| m.from <= a + 0.5 && m.to >= b - 0.5);
+        // A recurrence is another moment, which cannot cover the static shot.
+        let covers = repeat || shot.is_none_or(|(a, b)| m.from <= a + 0.5 && m.to >= b - 0.5);
         if (inside || repeat) && span_ok && covers {
             self.range += 1;
             self.long += usize::from(long);

@@ -322,22 +322,29 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
     let full = Rect { x0: 0, y0: 0, x1: img.width, y1: img.height };
     let area = active_area(img);
     let mut out = vec![area];
+    let mut push = |r: Rect| r.add_to(&mut out);
     if area != full {
-        full.add_to(&mut out);
-        flat_cuts(img, area, &mut out);
+        push(full);
+        push(active_area_in(img, area));
     }
     // Bars by detail at the 128 square too: a still's finer look can miss what it sees.
     let coarse = super::borders::detail_area(img);
-    for found in [super::borders::framed_area(img), detail, coarse] {
+    let framed = super::borders::framed_area(img);
+    for found in [framed, detail, coarse] {
         if found != full {
-            found.add_to(&mut out);
-            flat_cuts(img, found, &mut out);
+            push(found);
+            push(active_area_in(img, found));
         }
     }
-    let mut push = |r: Rect| r.add_to(&mut out);
     for found in [detail, coarse] {
         if let Some(c) = super::borders::centred(found, img.width, img.height) {
             push(c);
+        }
+    }
+    // Last, so that none of the rectangles above gives way to a near one: more flat cuts.
+    for found in [area, framed, detail, coarse] {
+        if found != full {
+            flat_cuts(img, found, &mut out);
         }
     }
     out
@@ -348,15 +355,33 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
 /// twice over — a player's grey frame around a dark film's black edge, or a frame found a
 /// row or two too wide, so that the rule's reference is the frame's colour — needs a second
 /// pass to lose the film's own flat edge as the index did.
+///
+/// The same again from `r` one pixel in on every side: a border found by its colour ends in a
+/// line that blends it with the picture, and a blended line as the rule's reference matches
+/// neither, so a dark film's own flat edge behind it would stay.
+/// neither, so a dark film's own flat edge behind it would stay. Sides the rule did not cut
+/// from there are given back their pixel.
 fn flat_cuts(img: GrayView<'_>, r: Rect, out: &mut Vec<Rect>) {
-    let mut r = r;
-    for _ in 0..FLAT_PASSES {
-        let cut = active_area_in(img, r);
-        if cut == r {
-            break;
+    let inset = Rect { x0: r.x0 + 1, y0: r.y0 + 1, x1: r.x1.saturating_sub(1), y1: r.y1.saturating_sub(1) };
+    let given_back = |c: Rect| Rect {
+        x0: if c.x0 == inset.x0 { r.x0 } else { c.x0 },
+        y0: if c.y0 == inset.y0 { r.y0 } else { c.y0 },
+        x1: if c.x1 == inset.x1 { r.x1 } else { c.x1 },
+        y1: if c.y1 == inset.y1 { r.y1 } else { c.y1 },
+    };
+    for (start, from_inset) in [(r, false), (inset, true)] {
+        if start.x1 <= start.x0 + 8 || start.y1 <= start.y0 + 8 {
+            continue;
         }
-        cut.add_to(out);
-        r = cut;
+        let mut at = start;
+        for _ in 0..FLAT_PASSES {
+            let cut = active_area_in(img, at);
+            if cut == at {
+                break;
+            }
+            if from_inset { given_back(cut) } else { cut }.add_to(out);
+            at = cut;
+        }
     }
 }
 
@@ -588,6 +613,30 @@ mod tests {
         let mut out = Vec::new();
         flat_cuts(view, found, &mut out);
         assert_eq!(out, vec![once, Rect { x0: 6, y0: 22, x1: 134, y1: 122 }]);
+    }
+
+    #[test]
+    fn a_dark_edge_behind_a_blended_border_line_is_cut_from_one_pixel_in() {
+        // Grey pillars (51), then a column that blends them with the film (JPEG and
+        // resampling leave it uneven: 25 or 45), then the film's own black edge (11 columns)
+        // on both sides of its picture.
+        let (w, h) = (128, 128);
+        let film = pattern(68, h);
+        let mut px = vec![51u8; w * h];
+        for y in 0..h {
+            let row = &mut px[y * w..(y + 1) * w];
+            let blend = if y % 3 == 0 { 45 } else { 25 };
+            row[18] = blend;
+            row[109] = blend;
+            row[19..109].fill(0);
+            row[30..98].copy_from_slice(&film[y * 68..(y + 1) * 68]);
+        }
+        let view = GrayView { width: w, height: h, pixels: &px };
+        let found = Rect { x0: 18, y0: 0, x1: 110, y1: h };
+        assert_eq!(active_area_in(view, found), found, "the blended line keeps the first pass from cutting");
+        let mut out = Vec::new();
+        flat_cuts(view, found, &mut out);
+        assert_eq!(out, vec![Rect { x0: 30, y0: 0, x1: 98, y1: h }]);
     }
 
     #[test]
