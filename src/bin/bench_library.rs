@@ -590,6 +590,7 @@ fn main() -> anyhow::Result<()> {
     let mut negatives = 0usize;
     let mut per_case: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     let mut false_accepts = Vec::new();
+    let mut landed: Vec<(String, String)> = Vec::new();
     let mut neg_latency = Vec::new();
     for (i, src) in args.negative.iter().enumerate() {
         for t in &negative_cases {
@@ -618,6 +619,7 @@ fn main() -> anyhow::Result<()> {
                 neg_latency.push(started.elapsed().as_secs_f64() * 1e3);
                 if let Some(m) = answer.best {
                     per_case.entry(t.name).or_default().1 += 1;
+                    landed.push((m.title.clone(), m.tier.to_string()));
                     false_accepts.push(format!(
                         "{} {} ({}) -> {} at {} (d={}, {})",
                         src.display(),
@@ -658,6 +660,7 @@ fn main() -> anyhow::Result<()> {
             per_case.entry("generated patterns").or_default().0 += 1;
             if let Some(m) = index.search_image(&image::open(&path)?).best {
                 per_case.entry("generated patterns").or_default().1 += 1;
+                landed.push((m.title.clone(), m.tier.to_string()));
                 false_accepts.push(format!("{src} -> {} at {} (d={})", m.title, m.at, m.distance));
             }
             std::fs::remove_file(&path)?;
@@ -674,6 +677,18 @@ fn main() -> anyhow::Result<()> {
     println!("| negative case | n | false accepts |\n|---|---|---|");
     for (name, (n, fa)) in &per_case {
         println!("| {name} | {n} | {fa} |");
+    }
+    // Where they land: which indexed video and which tier took them.
+    let mut by_answer: BTreeMap<String, usize> = BTreeMap::new();
+    for (title, tier) in &landed {
+        *by_answer.entry(format!("{title} ({tier})")).or_default() += 1;
+    }
+    if !by_answer.is_empty() {
+        println!("\n| false accepts landed on (video, tier) | n |\n|---|---|");
+        for (k, n) in &by_answer {
+            println!("| {k} | {n} |");
+        }
+        println!();
     }
     for f in false_accepts.iter().take(20) {
         println!("- false accept: {f}");

@@ -358,7 +358,6 @@ pub fn query_rects_with(img: GrayView<'_>, detail: Rect) -> Vec<Rect> {
 ///
 /// The same again from `r` one pixel in on every side: a border found by its colour ends in a
 /// line that blends it with the picture, and a blended line as the rule's reference matches
-/// neither, so a dark film's own flat edge behind it would stay.
 /// neither, so a dark film's own flat edge behind it would stay. Sides the rule did not cut
 /// from there are given back their pixel.
 fn flat_cuts(img: GrayView<'_>, r: Rect, out: &mut Vec<Rect>) {
