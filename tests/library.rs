@@ -517,6 +517,58 @@ async fn a_still_of_a_static_shot_spans_the_whole_shot() {
     assert!(moving.to < 2.0 && (moving.at - 1.0).abs() <= 0.5, "{moving:?}");
 }
 
+/// Two shots of one picture that differ only in detail the hash does not keep (a plaid of 12
+/// cycles across the width under a soft round window, in opposite phase: above the 8 cycles
+/// the hash's 16 lowest frequencies reach): the hash finds both about equally close, and the
+/// frames in the source decide.
+#[tokio::test]
+async fn moments_the_hash_cannot_tell_apart_are_decided_by_the_source() {
+    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let demo = demo_clip();
+    let frame = dir.path().join("frame.png");
+    ffmpeg(&[
+        "-ss",
+        "2.6",
+        "-i",
+        demo.to_str().unwrap(),
+        "-frames:v",
+        "1",
+        "-vf",
+        "scale=320:240",
+        frame.to_str().unwrap(),
+    ]);
+    let checker = |phase: f64| {
+        format!(
+            "format=yuv444p,geq=lum='clip(lum(X\\,Y)+30*exp(-((X-110)*(X-110)+(Y-120)*(Y-120))/3200)\
+             *sin(2*PI*X/26.67+{phase})*sin(2*PI*Y/26.67)\\,0\\,255)':cb='cb(X\\,Y)':cr='cr(X\\,Y)',\
+             noise=alls=3:allf=t,setsar=1"
+        )
+    };
+    let video = dir.path().join("Twins (2004).mp4");
+    let still = |name: &str| ["-loop", "1", "-framerate", "25", "-t", "2", "-i", name].map(String::from);
+    let frame = frame.to_str().unwrap();
+    let (a, b) = (still(frame), still(frame));
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let b: Vec<&str> = b.iter().map(String::as_str).collect();
+    compose(
+        &[&a, &["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2"], &b],
+        &format!(
+            "[0:v]{}[x];[1:v]setsar=1[y];[2:v]{}[z];[x][y][z]concat=n=3:v=1:a=0,format=yuv420p",
+            checker(0.0),
+            checker(std::f64::consts::PI)
+        ),
+        &video,
+    );
+    let report = index_of(&app).add_paths(std::slice::from_ref(&video), &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    for (at, shot) in [(0.7, 0.0..2.0), (1.5, 0.0..2.0), (4.6, 4.0..6.0), (5.4, 4.0..6.0)] {
+        let m = index_of(&app).search_image(&still_at(&video, at, &dir.path().join("q.jpg"))).best.unwrap();
+        assert!(shot.contains(&m.at) && m.from >= shot.start - 0.2 && m.to <= shot.end + 0.2, "a still at {at}: {m:?}");
+        assert!(m.looked.is_some(), "the source was looked at: {m:?}");
+    }
+}
+
 #[tokio::test]
 async fn a_scene_shared_by_two_episodes_names_both_and_the_public_result_no_files() {
     let app = TestApp::new().await;
@@ -555,6 +607,19 @@ async fn a_scene_shared_by_two_episodes_names_both_and_the_public_result_no_file
     for ((_, from, at, to), truth) in found.iter().zip([3.6, 1.6]) {
         assert!(*from <= truth + 0.1 && truth - 0.1 <= *to, "{truth} outside {from}..{to}");
         assert!((at - truth).abs() <= 0.5, "at {at}, truth {truth}");
+    }
+
+    // A clip of the shared part (1.5 s to 2.5 s of the demo) names both episodes too, each
+    // with its own start: 2.5 s into the first, 0.5 s into the second.
+    let clip = dir.path().join("q.mp4");
+    ffmpeg(&["-ss", "1.5", "-t", "1", "-i", demo, "-an", "-vf", "scale=320:240", clip.to_str().unwrap()]);
+    let c = index_of(&app).search_clip(&clip).unwrap().best.expect("the shared clip matches");
+    assert_eq!(c.also_in.len(), 1, "{c:?}");
+    let mut starts = [(c.episode, c.from), (c.also_in[0].episode, c.also_in[0].from)];
+    starts.sort_by_key(|s| s.0);
+    assert_eq!((starts[0].0, starts[1].0), (Some(1), Some(2)), "{c:?}");
+    for ((_, from), truth) in starts.iter().zip([2.5, 0.5]) {
+        assert!((from - truth).abs() <= 0.3, "clip start {from}, truth {truth}: {c:?}");
     }
 
     // Through /api/identify: the other episode is listed by title and episode, never by file.

@@ -22,8 +22,9 @@
 //! [`THUMB_FPS`], 16x16 grey) differs from the true moment's frame by at most [`SAME_PICTURE`]
 //! levels on average (a long static shot's whole run is the right answer; the count of such
 //! answers is its own column). A picture that recurs (a looped animation, a logo shown twice)
-//! has several right moments: an answer elsewhere in the video counts when its `at` shows the
-//! true moment's picture (64x64 grey within [`SAME_REPEAT`] levels; its own column). For a
+//! has several right moments: an answer elsewhere in the video counts when its range holds a
+//! frame with the true moment's picture (64x64 grey within [`SAME_REPEAT`] levels, judged on
+//! every frame at [`FINE_FPS`]; its own column). For a
 //! still of a static shot the range must also cover the shot (start and end within 0.5 s),
 //! unless it is at a recurrence.
 //! Moments whose picture is flat (a fade to black or white: nothing can tell them apart) are
@@ -71,6 +72,10 @@ struct Args {
     /// Print every query's answer (for calibration).
     #[arg(long)]
     verbose: bool,
+    /// Index the `--held-out` footage but search none of it (calibration runs that must not
+    /// look at the held-out answers, with the index as large as in a full run).
+    #[arg(long)]
+    no_held_out_queries: bool,
 }
 
 #[derive(Clone, Copy)]
@@ -91,8 +96,11 @@ const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf";
 const STATIC: &str = "static shot";
 /// Length of the spliced static shot, seconds.
 const STATIC_LEN: f64 = 5.0;
-/// Frames per second of the thumbnails the range rule compares.
+/// Frames per second of the coarse thumbnails the range rule compares.
 const THUMB_FPS: f64 = 4.0;
+/// Frames per second of the fine thumbnails a recurrence is looked for in: the index's rate,
+/// so that every frame of a fast animation is there.
+const FINE_FPS: f64 = 24.0;
 /// Largest mean absolute difference (grey levels of 255) between two 16x16 thumbnails of one
 /// picture. Grain, flicker and compression move a thumbnail by under 1 level (each cell
 /// averages hundreds of pixels); people walking through a still street scene (`vtest.avi`) move
@@ -269,8 +277,8 @@ fn with_static_shot(src: &Path, at: f64, dir: &Path) -> anyhow::Result<PathBuf> 
     Ok(out)
 }
 
-/// A video's frames at [`THUMB_FPS`] as grey thumbnails (frame `k` is at `k / THUMB_FPS`), for
-/// the range rule.
+/// A video's frames as grey thumbnails, for the range rule: 16x16 at [`THUMB_FPS`] (frame `k`
+/// is at `k / THUMB_FPS`) and 64x64 at [`FINE_FPS`].
 #[derive(Default)]
 struct Thumbs {
     /// 16x16.
@@ -279,11 +287,11 @@ struct Thumbs {
     fine: Vec<Vec<u8>>,
 }
 
-fn thumbnails(src: &Path, side: usize) -> anyhow::Result<Vec<Vec<u8>>> {
+fn thumbnails(src: &Path, side: usize, fps: f64) -> anyhow::Result<Vec<Vec<u8>>> {
     let out = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-i"])
         .arg(src)
-        .args(["-vf", &format!("fps={THUMB_FPS},scale={side}:{side}:flags=area,format=gray"), "-f", "rawvideo", "-"])
+        .args(["-vf", &format!("fps={fps},scale={side}:{side}:flags=area,format=gray"), "-f", "rawvideo", "-"])
         .output()?;
     anyhow::ensure!(out.status.success(), "ffmpeg thumbnails: {}", String::from_utf8_lossy(&out.stderr));
     Ok(out.stdout.chunks_exact(side * side).map(<[u8]>::to_vec).collect())
@@ -295,7 +303,7 @@ fn mean_abs_diff(a: &[u8], b: &[u8]) -> f64 {
 
 impl Thumbs {
     fn of(src: &Path) -> anyhow::Result<Thumbs> {
-        Ok(Thumbs { coarse: thumbnails(src, 16)?, fine: thumbnails(src, 64)? })
+        Ok(Thumbs { coarse: thumbnails(src, 16, THUMB_FPS)?, fine: thumbnails(src, 64, FINE_FPS)? })
     }
 
     fn index(set: &[Vec<u8>], t: f64) -> Option<usize> {
@@ -310,12 +318,21 @@ impl Thumbs {
         (first..=last).all(|k| mean_abs_diff(&self.coarse[k], reference) <= SAME_PICTURE)
     }
 
-    /// Whether the moments `a` and `b` show the same picture (see [`SAME_REPEAT`]).
-    fn same_picture(&self, a: f64, b: f64) -> bool {
-        match (Self::index(&self.fine, a), Self::index(&self.fine, b)) {
-            (Some(i), Some(j)) => mean_abs_diff(&self.fine[i], &self.fine[j]) <= SAME_REPEAT,
-            _ => false,
+    /// A moment in `from - 0.1 ..= to + 0.1` that shows the picture at `truth` (64x64 within
+    /// [`SAME_REPEAT`] levels of the frame at `truth` or the one before or after it: a still is
+    /// cut where ffmpeg puts it, the thumbnails on their own clock). A looped animation repeats
+    /// its frames exactly, a logo may be shown twice: the answer is right at any of them.
+    fn recurrence(&self, truth: f64, from: f64, to: f64) -> Option<f64> {
+        let n = self.fine.len();
+        let k = |t: f64| ((t.max(0.0) * FINE_FPS).round() as usize).min(n.saturating_sub(1));
+        if n == 0 {
+            return None;
         }
+        let truths: Vec<&[u8]> =
+            (k(truth).saturating_sub(1)..=(k(truth) + 1).min(n - 1)).map(|i| &self.fine[i][..]).collect();
+        (k(from - 0.1)..=k(to + 0.1))
+            .find(|&i| truths.iter().any(|t| mean_abs_diff(&self.fine[i], t) <= SAME_REPEAT))
+            .map(|i| i as f64 / FINE_FPS)
     }
 
     /// Whether the picture at `t` is flat (see [`FLAT`]).
@@ -364,8 +381,9 @@ impl Tally {
         self.title += 1;
         let long = m.to - m.from > 6.0;
         let inside = m.from - 0.5 <= truth && truth <= m.to + 0.5;
-        let repeat = !inside && v.thumbs.same_picture(m.at, truth);
-        let span_ok = !long || v.thumbs.one_picture(if repeat { m.at } else { truth }, m.from, m.to);
+        let recurrence = if inside { None } else { v.thumbs.recurrence(truth, m.from, m.to) };
+        let repeat = recurrence.is_some();
+        let span_ok = !long || v.thumbs.one_picture(recurrence.unwrap_or(truth), m.from, m.to);
         // A recurrence is another moment, which cannot cover the static shot.
         let covers = repeat || shot.is_none_or(|(a, b)| m.from <= a + 0.5 && m.to >= b - 0.5);
         if (inside || repeat) && span_ok && covers {
@@ -474,7 +492,7 @@ fn main() -> anyhow::Result<()> {
     let chosen: Vec<Transform> =
         transforms().into_iter().filter(|t| args.only.is_empty() || args.only.iter().any(|o| o == t.name)).collect();
     for (set, sources) in &sets {
-        if sources.is_empty() {
+        if sources.is_empty() || (args.no_held_out_queries && *set == "held out") {
             continue;
         }
         let mut rows = Vec::new();
@@ -512,8 +530,8 @@ fn main() -> anyhow::Result<()> {
                         t.name,
                         v.id,
                         answer.best.as_ref().map_or("none".into(), |m| format!(
-                            "{} {}..{}..{} d={} {}",
-                            m.video_id, m.from, m.at, m.to, m.distance, m.tier
+                            "{} {}..{}..{} d={} {} look={:?}",
+                            m.video_id, m.from, m.at, m.to, m.distance, m.tier, m.looked
                         )),
                         index.nearest(&img),
                         rects.join(" ")
@@ -621,14 +639,15 @@ fn main() -> anyhow::Result<()> {
                     per_case.entry(t.name).or_default().1 += 1;
                     landed.push((m.title.clone(), m.tier.to_string()));
                     false_accepts.push(format!(
-                        "{} {} ({}) -> {} at {} (d={}, {})",
+                        "{} {} ({}) -> {} at {} (d={}, {}, look={:?})",
                         src.display(),
                         path.display(),
                         t.name,
                         m.title,
                         m.at,
                         m.distance,
-                        m.tier
+                        m.tier,
+                        m.looked
                     ));
                 }
                 std::fs::remove_file(&path)?;
@@ -690,7 +709,7 @@ fn main() -> anyhow::Result<()> {
         }
         println!();
     }
-    for f in false_accepts.iter().take(20) {
+    for f in false_accepts.iter().take(if args.verbose { usize::MAX } else { 20 }) {
         println!("- false accept: {f}");
     }
 

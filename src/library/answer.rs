@@ -40,6 +40,12 @@ pub struct LibraryMatch {
     /// Other videos the same scene is in, about as close as this one (a series' opening, a
     /// recap, a trailer cut from the film), best first. Empty when the scene is only here.
     pub also_in: Vec<Appearance>,
+    /// How alike the query and the answer's frame in the source looked (see
+    /// [`verify`](super::verify)): the correlation of the two pictures and the median of their
+    /// blocks' correlations. `None` when they were not looked at again. For the benchmark; not
+    /// part of the answer.
+    #[serde(skip)]
+    pub looked: Option<(f32, f32)>,
 }
 
 /// Another video a matched scene appears in, and where.
@@ -119,6 +125,7 @@ impl LibraryIndex {
             mirrored,
             preview_url: format!("/api/library/preview/{}", self.signer.sign(video.id, (at * 1000.0) as u32)),
             also_in: Vec::new(),
+            looked: None,
         }
     }
 

@@ -6,6 +6,7 @@ use std::time::Instant;
 
 use super::frames::Budget;
 use super::hash::{self, FrameHash, GrayView, MIN_QUALITY};
+use super::shot::Shot;
 use super::store::Segment;
 use super::vote::clip_vote;
 use super::{
@@ -93,7 +94,20 @@ impl LibraryIndex {
         // Agreement of many frames is stronger evidence than one frame's distance.
         let share = vote.support as f64 / times.len() as f64;
         let effective = (vote.mean * (1.0 - 0.3 * share)).round() as u32;
-        let m = self.make_match(video, from, at, to, effective, accept, "clip", vote.mirrored);
+        let mut m = self.make_match(video, from, at, to, effective, accept, "clip", vote.mirrored);
+        // Other videos the same footage is in, placed the same way.
+        m.also_in = vote
+            .also
+            .iter()
+            .filter_map(|&(segment, offset, mean)| {
+                let other = videos.get(&refs[segment].video_id)?;
+                let from = (offset as f64 / frames::CLIP_FPS as f64).max(0.0);
+                let to = (from + probe.duration.min(seconds)).min(other.duration);
+                let at = (from + times[vote.best_frame]).min(other.duration);
+                let dist = (mean * (1.0 - 0.3 * share)).round() as u32;
+                Some(Self::appearance(other, Shot { from, at, to, entries: (0, 0) }, dist, accept))
+            })
+            .collect();
         Ok(SearchAnswer {
             best: Some(m),
             reason: None,
@@ -151,6 +165,8 @@ pub fn fuse(visual: LibraryMatch, audio: LibraryMatch) -> LibraryMatch {
         m.distance = visual.distance;
         m.mirrored = visual.mirrored;
         m.tier = "clip+audio";
+        // The soundtrack is searched per video; the picture's vote names the others.
+        m.also_in = visual.also_in;
         // The soundtrack's offset is to 32 ms; the picture's to a quarter second.
         m
     } else if audio.similarity > visual.similarity {

@@ -127,9 +127,10 @@ impl Engine for LibraryEngine {
                 let frame = sample.frames.first().ok_or_else(|| EngineError::Unsupported("no picture".into()))?;
                 // Decoding is CPU work too: off the async runtime with the search.
                 let jpeg = frame.jpeg.clone();
+                let cancel = cancel.clone();
                 tokio::task::spawn_blocking(move || {
                     let img = image::load_from_memory(&jpeg).map_err(|e| anyhow::anyhow!("unreadable picture: {e}"))?;
-                    Ok::<SearchAnswer, anyhow::Error>(index.search_image(&img))
+                    Ok::<SearchAnswer, anyhow::Error>(index.search_image_within(&img, Some(&cancel)))
                 })
             }
         };

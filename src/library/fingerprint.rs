@@ -31,41 +31,11 @@ pub fn hash_image(image: &DynamicImage) -> FrameHash {
     hash_image_hypotheses(image)[0]
 }
 
-/// The query hypotheses of a picture (see [`hash::query_hashes`]); the first is the active
+/// The query hypotheses of a picture against whole frames (see
+/// [`StillQuery::frame_cuts`](super::query::StillQuery::frame_cuts)); the first is the active
 /// picture with borders removed.
 pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
-    hash_image_hypotheses_and_view(image).0
-}
-
-/// The hypotheses, the `FRAME_SIDE`² gray picture they were cut from, and the rectangles of
-/// the picture's own hypotheses (the first `rects.len()` hypotheses, in order).
-pub(super) fn hash_image_hypotheses_and_view(image: &DynamicImage) -> (Vec<FrameHash>, Vec<u8>, Vec<hash::Rect>) {
-    let side = frames::FRAME_SIDE as u32;
-    let gray = image.to_luma8();
-    let painted = super::overlay::paint_out_subtitles(&gray);
-    let detail = fine_detail_area(&gray, side as usize);
-    let small = if gray.width() == side && gray.height() == side {
-        gray
-    } else {
-        image::imageops::thumbnail(&gray, side, side)
-    };
-    let view = GrayView { width: side as usize, height: side as usize, pixels: small.as_raw() };
-    let rects = hash::query_rects_with(view, detail);
-    let mut hypotheses: Vec<FrameHash> = rects.iter().map(|&r| hash::hash_rect(view, r)).collect();
-    // Burned-in subtitles: the picture with the text block painted out, under the same
-    // rectangles, is one more guess each; and under its own rectangles where they differ
-    // (text that reached into a dark film's flat sides kept them from being cut).
-    if let Some(painted) = painted {
-        let detail = fine_detail_area(&painted, side as usize);
-        let painted = image::imageops::thumbnail(&painted, side, side);
-        let view = GrayView { width: side as usize, height: side as usize, pixels: painted.as_raw() };
-        let mut under = rects.clone();
-        for r in hash::query_rects_with(view, detail) {
-            r.add_to(&mut under);
-        }
-        hypotheses.extend(under.into_iter().map(|r| hash::hash_rect(view, r)));
-    }
-    (hypotheses, small.into_raw(), rects)
+    super::query::StillQuery::new(image).frame_cuts().iter().map(super::query::Cut::hash).collect()
 }
 
 /// Sides (pixels) a still's bars are looked for at: a blur that is one pixel wide in the
@@ -80,6 +50,24 @@ pub(super) fn fine_detail_area(gray: &image::GrayImage, side: usize) -> hash::Re
     let (w, h) = (w as usize, h as usize);
     let r = super::borders::detail_area(GrayView { width: w, height: h, pixels: fine.as_raw() });
     super::borders::rescale(r, (w, h), (side, side))
+}
+
+/// The rectangles of a decoded frame the index hashes, one per section (whole frames, crop
+/// tier, upper tier): the active picture (flat borders cut), its centre window
+/// ([`hash::CROP_SCALE`]) and its top ([`hash::UPPER_SHARE`]).
+pub(super) fn indexed_rects(view: GrayView<'_>) -> [hash::Rect; 3] {
+    let area = hash::active_area(view);
+    [area, area.centre(hash::CROP_SCALE), area.upper(hash::UPPER_SHARE)]
+}
+
+/// The rectangle of [`indexed_rects`] that `section` holds.
+pub(super) fn indexed_rect(view: GrayView<'_>, section: super::scan::Section) -> hash::Rect {
+    let [frame, crop, upper] = indexed_rects(view);
+    match section {
+        super::scan::Section::Frames => frame,
+        super::scan::Section::Crops => crop,
+        super::scan::Section::Upper => upper,
+    }
 }
 
 /// Fingerprints of one video: kept frames, crop-tier and upper-tier entries, each with its
@@ -113,9 +101,7 @@ pub fn fingerprint_video(
             .par_iter()
             .map(|(t, px)| {
                 let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
-                let area = hash::active_area(view);
-                let tiers = [area, area.centre(hash::CROP_SCALE), area.upper(hash::UPPER_SHARE)];
-                (*t, tiers.map(|r| hash::hash_rect(view, r)))
+                (*t, indexed_rects(view).map(|r| hash::hash_rect(view, r)))
             })
             .collect();
         batch.clear();

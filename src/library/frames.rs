@@ -93,9 +93,14 @@ impl Budget {
         self.cancel.as_ref().is_some_and(CancellationToken::is_cancelled)
     }
 
-    /// Input options: the read limit, local files only, the demuxer, `-i file:PATH`.
-    fn input_args(&self, path: &Path, seconds: f64) -> Vec<std::ffi::OsString> {
-        let mut a: Vec<std::ffi::OsString> = vec!["-t".into(), format!("{seconds:.3}").into()];
+    /// Input options: where to start (seconds; exact, ffmpeg decodes from the key frame
+    /// before it), the read limit, local files only, the demuxer, `-i file:PATH`.
+    fn input_args(&self, path: &Path, start: f64, seconds: f64) -> Vec<std::ffi::OsString> {
+        let mut a: Vec<std::ffi::OsString> = Vec::new();
+        if start > 0.0 {
+            a.extend(["-ss".into(), format!("{start:.3}").into()]);
+        }
+        a.extend(["-t".into(), format!("{seconds:.3}").into()]);
         a.extend(crate::ffmpeg::Input { path, format: self.format }.args());
         a
     }
@@ -115,13 +120,26 @@ pub fn decode_frames(
     fps: u32,
     seconds: f64,
     budget: &Budget,
+    each: impl FnMut(f64, &[u8]),
+) -> anyhow::Result<(u32, String)> {
+    decode_frames_from(path, 0.0, fps, seconds, budget, each)
+}
+
+/// [`decode_frames`] from `start` seconds into the file; the times given to `each` count from
+/// `start`.
+pub fn decode_frames_from(
+    path: &Path,
+    start: f64,
+    fps: u32,
+    seconds: f64,
+    budget: &Budget,
     mut each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
     let filter = format!("fps={fps},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
     let max_frames = (seconds * f64::from(fps)).ceil() as u32 + fps;
     let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
     let mut cmd = crate::ffmpeg::command("ffmpeg", limits);
-    cmd.args(["-nostdin", "-v", "error", "-threads", "2"]).args(budget.input_args(path, seconds)).args([
+    cmd.args(["-nostdin", "-v", "error", "-threads", "2"]).args(budget.input_args(path, start, seconds)).args([
         "-an",
         "-sn",
         "-dn",

@@ -12,6 +12,8 @@ pub type Hash = [u64; 4];
 
 /// Side of the square luminance buffer the DCT runs on.
 const N: usize = 64;
+/// [`N`] for other modules: the side of the buffer [`downsample`] fills.
+pub const HASH_SIDE: usize = N;
 /// Number of DCT frequencies kept per axis (DC skipped).
 const K: usize = 16;
 
@@ -468,12 +470,18 @@ pub fn shape_rects(canvas: (u32, u32), side: usize) -> Vec<Rect> {
 /// The hashes of [`shape_rects`] of a picture (`img` is the canvas squeezed to a square),
 /// each also cut by the index's flat rule where that differs; too flat ones are left out.
 pub fn shape_query_hashes(img: GrayView<'_>, canvas: (u32, u32)) -> Vec<FrameHash> {
+    shape_query_rects(img, canvas).into_iter().map(|r| hash_rect(img, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
+}
+
+/// The rectangles of [`shape_query_hashes`]: [`shape_rects`], each followed by its cut by the
+/// index's flat rule where that differs.
+pub fn shape_query_rects(img: GrayView<'_>, canvas: (u32, u32)) -> Vec<Rect> {
     let mut rects: Vec<Rect> = Vec::new();
     for r in shape_rects(canvas, img.width) {
         r.add_to(&mut rects);
         active_area_in(img, r).add_to(&mut rects);
     }
-    rects.into_iter().map(|r| hash_rect(img, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
+    rects
 }
 
 /// Query crops the crop tier is searched for: (share of each side kept, positions per axis).
@@ -484,6 +492,11 @@ const CROP_QUERY_SCALES: &[(f32, usize)] = &[(0.9, 5), (0.95, 3)];
 /// Hypotheses for a cropped picture: where the indexed centre window ([`CROP_SCALE`]) would
 /// lie in it if the picture kept 90% or 95% of each side of the frame, at any offset.
 pub fn crop_query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
+    crop_query_rects(img).into_iter().map(|r| hash_rect(img, r)).collect()
+}
+
+/// The rectangles of [`crop_query_hashes`], in the same order.
+pub fn crop_query_rects(img: GrayView<'_>) -> Vec<Rect> {
     let area = active_area(img);
     let margin = (1.0 - CROP_SCALE) / 2.0;
     let mut out = Vec::new();
@@ -500,7 +513,7 @@ pub fn crop_query_hashes(img: GrayView<'_>) -> Vec<FrameHash> {
             .collect();
         for &fy in &positions {
             for &fx in &positions {
-                out.push(hash_rect(img, area.window(share, fx, fy)));
+                out.push(area.window(share, fx, fy));
             }
         }
     }

@@ -11,7 +11,10 @@
 //! - [`screen`]: a phone photo's screen found and warped back to a rectangle.
 //! - [`store`]: `catalog.json` plus one memory-mapped segment file per video.
 //! - [`scan`]: the all-cores Hamming scan over the segments.
-//! - [`still`]: searching a screenshot (whole frames, then the crop and screen tiers).
+//! - [`query`]: a still cut into the hypotheses of every tier.
+//! - [`still`]: searching a screenshot (whole frames, then the crop, upper, screen and shape
+//!   tiers).
+//! - [`verify`]: near-equal candidates of a still decided by their frames in the source.
 //! - [`clip`]: searching a clip by picture, and fused with its soundtrack.
 //! - [`vote`]: how a clip's frames agree on one offset into a video.
 //! - [`shot`]: the whole shot a still matches, and the other videos that share it.
@@ -42,11 +45,13 @@ pub mod index;
 pub mod meta;
 pub mod overlay;
 pub mod preview;
+pub mod query;
 pub mod scan;
 pub mod screen;
 pub mod shot;
 pub mod still;
 pub mod store;
+pub mod verify;
 pub mod vote;
 
 pub use add::{AddOutcome, AddReport, Progress, Quiet, VIDEO_EXTENSIONS, partial_hash};

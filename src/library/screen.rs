@@ -16,7 +16,7 @@
 //! still that found nothing close the ordinary way, so the ordinary query is unchanged.
 use image::GrayImage;
 
-use super::hash::{self, FrameHash, GrayView, Rect};
+use super::hash::{self, GrayView, Rect};
 
 /// The photo is looked at and warped from a copy with at most this many pixels a side.
 const LOOK_SIDE: u32 = 256;
@@ -260,25 +260,34 @@ pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8>
     out
 }
 
-/// The screen hypotheses of a photo: the found screen warped to the `side`² square and hashed
-/// the way indexed frames are (flat borders cut), and whole when that differs. Empty when no
-/// screen is found.
-pub(super) fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<FrameHash> {
+/// A photo's screen, found (looked at at up to [`LOOK_SIDE`] pixels a side) and warped to a
+/// `side`² square; `None` when no screen is found.
+pub(super) fn screen_square(gray: &GrayImage, side: usize) -> Option<Vec<u8>> {
     let (w, h) = gray.dimensions();
     let scale = (LOOK_SIDE as f32 / w.max(h) as f32).min(1.0);
     let (lw, lh) = (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1));
     let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
     let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
-    let Some(quad) = find_screen(view) else { return Vec::new() };
-    let square = rectify(view, quad, side);
+    let quad = find_screen(view)?;
+    Some(rectify(view, quad, side))
+}
+
+/// The screen hypotheses of a photo: the found screen warped to the `side`² square and hashed
+/// the way indexed frames are (flat borders cut), and whole when that differs. Empty when no
+/// screen is found.
+#[cfg(test)]
+fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<hash::FrameHash> {
+    let Some(square) = screen_square(gray, side) else { return Vec::new() };
     let view = GrayView { width: side, height: side, pixels: &square };
+    square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect()
+}
+
+/// The rectangles a rectified screen is hashed under: cut as the index cuts, and whole when
+/// that differs.
+pub(super) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
     let area = hash::active_area(view);
-    let full = Rect { x0: 0, y0: 0, x1: side, y1: side };
-    let mut out = vec![hash::hash_rect(view, area)];
-    if area != full {
-        out.push(hash::hash_rect(view, full));
-    }
-    out
+    let full = Rect { x0: 0, y0: 0, x1: view.width, y1: view.height };
+    if area == full { vec![area] } else { vec![area, full] }
 }
 
 #[cfg(test)]
@@ -335,7 +344,7 @@ mod tests {
         out
     }
 
-    fn frame_hash(px: &[u8], w: usize, h: usize) -> FrameHash {
+    fn frame_hash(px: &[u8], w: usize, h: usize) -> hash::FrameHash {
         let img = image::GrayImage::from_raw(w as u32, h as u32, px.to_vec()).unwrap();
         let small = image::imageops::thumbnail(&img, 128, 128);
         let view = GrayView { width: 128, height: 128, pixels: small.as_raw() };

@@ -29,6 +29,15 @@ pub struct Shot {
     pub from: f64,
     pub at: f64,
     pub to: f64,
+    /// The first and last entry of the run (indexes into the segment).
+    pub entries: (usize, usize),
+}
+
+impl Shot {
+    /// Whether entry `i` of the segment belongs to this run.
+    pub fn holds(&self, i: usize) -> bool {
+        (self.entries.0..=self.entries.1).contains(&i)
+    }
 }
 
 /// The run of entries around `entry` that match `query` about as well as it does (within
@@ -56,7 +65,12 @@ pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, 
     let near: Vec<usize> = (first..=last).filter(|&i| dist(i) <= best + AT_SLACK).collect();
     let (a, b) = (near.first().copied().unwrap_or(entry), near.last().copied().unwrap_or(entry));
     let at = (start(a) + end(b)) / 2.0;
-    Shot { from: start(first), at: at.clamp(start(first), end(last)), to: end(last).min(duration) }
+    Shot {
+        from: start(first),
+        at: at.clamp(start(first), end(last)),
+        to: end(last).min(duration),
+        entries: (first, last),
+    }
 }
 
 /// The best hit of every video other than the winner's that is within [`SHARED_SLACK`] bits of

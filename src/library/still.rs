@@ -1,17 +1,22 @@
 //! Searching one still picture: whole frames first; when nothing is close, the fallback
 //! tiers: crop, upper (the top of a picture covered below), screen (a phone photo's screen,
-//! rectified) and shape (a picture centred in a canvas of another shape).
-use image::DynamicImage;
-
-use super::answer::similarity;
-use super::fingerprint::{hash_image_hypotheses, hash_image_hypotheses_and_view};
+//! rectified) and shape (a picture centred in a canvas of another shape). When the hash finds
+//! several moments about as close, the source decides between them (see `verify`).
+use std::collections::HashMap;
 use std::time::Instant;
 
-use super::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY};
+use image::DynamicImage;
+use rayon::prelude::*;
+use tokio_util::sync::CancellationToken;
+
+use super::answer::similarity;
+use super::hash::{self, FrameHash, Hash, MIN_QUALITY};
+use super::query::{Cut, StillQuery, hash_cuts};
 use super::scan::{Hit, Section};
-use super::shot::{shared_with, shot_around};
+use super::shot::{Shot, shared_with, shot_around};
 use super::store::{Segment, VideoRecord};
-use super::{LibraryIndex, SearchAnswer, frames, scan, screen};
+use super::verify::{self, Candidate, Look, Pooled};
+use super::{LibraryIndex, SearchAnswer, scan};
 
 /// A still is a match when its best hash is at most this many bits (of 256) away.
 pub const STILL_ACCEPT: u32 = 70;
@@ -30,6 +35,21 @@ pub const UPPER_ACCEPT: u32 = 62;
 pub const SHAPE_ACCEPT: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
+/// Runs of entries whose best hit is at most this many bits further than the best are
+/// candidates the source decides between: two frames of an animation loop or of a shot where
+/// little moves are as close as that to a query of either.
+const VERIFY_SLACK: u32 = 10;
+/// At most this many candidate runs are looked at again (one short decode each, in parallel).
+const MAX_RUNS: usize = 4;
+
+/// One tier a still was searched in: its cuts, its query hashes (even indexes as given, odd
+/// ones mirrored: query `q` is cut `q / 2`) and its hits, best first.
+struct Tried {
+    tier: Tier,
+    cuts: Vec<Cut>,
+    queries: Vec<Hash>,
+    hits: Vec<Hit>,
+}
 
 /// Which of a still's query sets found the match.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -76,6 +96,12 @@ impl Tier {
         }
     }
 
+    /// Whether cuts too flat to say anything are left out (a covered or centred guess can
+    /// land on a plain part of the picture; the picture's own cuts are judged as a whole).
+    fn drops_flat(self) -> bool {
+        matches!(self, Tier::Upper | Tier::Shape)
+    }
+
     /// The index section this tier's queries are scanned against.
     fn section(self) -> Section {
         match self {
@@ -89,13 +115,20 @@ impl Tier {
 impl LibraryIndex {
     /// Searches one still picture (a screenshot or a photo of a screen).
     pub fn search_image(&self, image: &DynamicImage) -> SearchAnswer {
+        self.search_image_within(image, None)
+    }
+
+    /// [`Self::search_image`]; `cancel` stops the decoding of candidate frames (see `verify`)
+    /// when the request is gone.
+    pub fn search_image_within(&self, image: &DynamicImage, cancel: Option<&CancellationToken>) -> SearchAnswer {
         let started = Instant::now();
         let (segments, videos) = self.snapshot();
         let total: u64 = segments.iter().map(|s| s.len() as u64).sum();
         if segments.is_empty() {
             return SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started);
         }
-        let (hypotheses, view, rects) = hash_image_hypotheses_and_view(image);
+        let query = StillQuery::new(image);
+        let (frame_cuts, hypotheses) = hash_cuts(query.frame_cuts(), false);
         if hypotheses[0].quality < MIN_QUALITY {
             return SearchAnswer::none(
                 "The picture is too dark or too flat to match against the library.",
@@ -105,11 +138,12 @@ impl LibraryIndex {
             );
         }
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        // Each tier tried: its query hashes (even indexes as given, odd ones mirrored) and hits.
-        let mut tried: Vec<(Tier, Vec<Hash>, Vec<Hit>)> = Vec::new();
+        // Each tier tried: its cuts, its query hashes (even indexes as given, odd ones
+        // mirrored: query `q` is cut `q / 2`) and its hits.
+        let mut tried: Vec<Tried> = Vec::new();
         let mut chosen: Option<(Tier, Hit)> = None;
         // Scans one tier; its best hit is chosen when it is more similar than the one so far.
-        let mut search = |tier: Tier, found: &[FrameHash]| {
+        let mut search = |tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>| {
             let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
             let hits = if queries.is_empty() {
                 Vec::new()
@@ -124,47 +158,69 @@ impl LibraryIndex {
             {
                 chosen = Some((tier, *h));
             }
-            tried.push((tier, queries, hits));
+            tried.push(Tried { tier, cuts, queries, hits });
             chosen
         };
-        let side = frames::FRAME_SIDE;
-        let view = GrayView { width: side, height: side, pixels: &view };
         // When the whole picture found nothing close, every fallback tier is tried (stopping at
         // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
         // won; README, "Fifth round"):
-        let fallbacks: [(Tier, &dyn Fn() -> Vec<FrameHash>); 4] = [
+        let fallbacks: [(Tier, &dyn Fn() -> Vec<Cut>); 4] = [
             // the picture may be a crop: the indexed centre windows inside it;
-            (Tier::Crop, &|| hash::crop_query_hashes(view)),
+            (Tier::Crop, &|| query.crop_cuts()),
             // its lower part may be covered (big subtitles, a player's controls, a
             // broadcaster's lower third): its top against the indexed tops of key frames;
-            (Tier::Upper, &|| hash::upper_query_hashes(view, &rects)),
+            (Tier::Upper, &|| query.upper_cuts()),
             // it may be a phone photo of a screen: the screen found and warped back to a
             // rectangle, against whole frames (the ordinary queries above are not touched);
-            (Tier::Screen, &|| screen::screen_hypotheses(&image.to_luma8(), side)),
+            (Tier::Screen, &|| query.screen_cuts()),
             // its bars may not show where they end (a dark film over its own blurred copy):
             // where a picture of each film shape would lie, centred, cut as the index cuts.
-            (Tier::Shape, &|| hash::shape_query_hashes(view, (image.width(), image.height()))),
+            (Tier::Shape, &|| query.shape_cuts()),
         ];
-        if search(Tier::Frame, &hypotheses).is_none_or(|(_, b)| b.dist as u32 > CLOSE) {
-            for (tier, queries) in fallbacks {
-                search(tier, &queries());
+        if search(Tier::Frame, frame_cuts, hypotheses).is_none_or(|(_, b)| b.dist as u32 > CLOSE) {
+            for (tier, cuts) in fallbacks {
+                let (cuts, found) = hash_cuts(cuts(), tier.drops_flat());
+                search(tier, cuts, found);
             }
         }
-        let Some((tier, best)) = chosen else {
-            return SearchAnswer::none("No match in the library.", total, videos.len(), started);
-        };
+        let none = || SearchAnswer::none("No match in the library.", total, videos.len(), started);
+        let Some((tier, best)) = chosen else { return none() };
+        let Some(tried) = tried.iter().find(|t| t.tier == tier) else { return none() };
         let (section, accept) = (tier.section(), tier.accept());
-        let Some((_, queries, hits)) = tried.iter().find(|(t, _, _)| *t == tier) else {
-            return SearchAnswer::none("No match in the library.", total, videos.len(), started);
-        };
         let shot_of = |hit: &Hit, video: &VideoRecord| {
             let seg = refs[hit.segment as usize];
-            shot_around(seg, section, &queries[hit.query as usize], hit.entry as usize, accept, video.duration)
+            shot_around(seg, section, &tried.queries[hit.query as usize], hit.entry as usize, accept, video.duration)
         };
-        let Some(video) = videos.get(&refs[best.segment as usize].video_id) else {
-            return SearchAnswer::none("No match in the library.", total, videos.len(), started);
+        // The distinct runs of entries the hash found about as close as the best. When there
+        // are several, or the best is not close, the frames of each are looked at again in the
+        // source (see `verify`): the one most like the query wins, and a match that is not
+        // close must look like the query there.
+        let runs = candidate_runs(&refs, &videos, tried, &best, &shot_of);
+        let looked = if runs.len() > 1 || best.dist as u32 > CLOSE {
+            look_again(&refs, &videos, tried, &runs, cancel)
+        } else {
+            Vec::new()
         };
-        let shot = shot_of(&best, video);
+        let winner = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score)).map(|&(run, l)| {
+            // The hash's own first choice stands unless another looks clearly more alike.
+            if looked[0].1.score >= l.score - verify::SAME_LOOK { looked[0] } else { (run, l) }
+        });
+        let (best, mut shot) = match winner {
+            Some((run, l)) => {
+                let (hit, mut shot) = runs[run];
+                if hit.dist as u32 > CLOSE && !l.alike() {
+                    return none();
+                }
+                shot.at = l.at;
+                shot.from = shot.from.min(l.from);
+                shot.to = shot.to.max(l.to);
+                (hit, shot)
+            }
+            // Not looked at (close and alone, or the file could not be read): the hash decides.
+            None => runs[0],
+        };
+        let Some(video) = videos.get(&refs[best.segment as usize].video_id) else { return none() };
+        shot.to = shot.to.min(video.duration);
         let mut m = self.make_match(
             video,
             shot.from,
@@ -175,11 +231,19 @@ impl LibraryIndex {
             tier.name(),
             best.query % 2 == 1,
         );
-        m.also_in = shared_with(&refs, hits, &best, accept)
+        m.looked = winner.map(|(_, l)| (l.score, l.blocks));
+        // Other videos the scene is in: as close by the hash, and, where their frames were
+        // looked at, as alike as the winner's (a recap or a trailer re-encodes the picture).
+        let looks_apart = |video_id: u32| {
+            let theirs = looked.iter().filter(|(run, _)| refs[runs[*run].0.segment as usize].video_id == video_id);
+            let top = winner.map_or(f32::MIN, |(_, l)| l.score);
+            theirs.clone().count() > 0 && theirs.clone().all(|(_, l)| !l.alike() || l.score < top - verify::SHARED_LOOK)
+        };
+        m.also_in = shared_with(&refs, &tried.hits, &best, accept)
             .iter()
             .filter_map(|h| {
                 let other = videos.get(&refs[h.segment as usize].video_id)?;
-                Some(Self::appearance(other, shot_of(h, other), h.dist as u32, accept))
+                (!looks_apart(other.id)).then(|| Self::appearance(other, shot_of(h, other), h.dist as u32, accept))
             })
             .collect();
         SearchAnswer {
@@ -197,7 +261,7 @@ impl LibraryIndex {
     #[doc(hidden)]
     pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32, u32)> {
         let (segments, _) = self.snapshot();
-        let queries: Vec<Hash> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
+        let queries: Vec<Hash> = super::hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
         let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
         let (hit, d0) = *scan::scan_exhaustive(&refs, &queries, 1).first()?;
         let seg = refs[hit.segment as usize];
@@ -211,9 +275,7 @@ impl LibraryIndex {
     #[doc(hidden)]
     pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, u32)> {
         let (segments, _) = self.snapshot();
-        let (hypotheses, view, rects) = hash_image_hypotheses_and_view(image);
-        let side = frames::FRAME_SIDE;
-        let gray = image.to_luma8();
+        let query = StillQuery::new(image);
         // Entries of `section` of the video within 0.6 s of `t`.
         let near = |section: Section| -> Vec<Hash> {
             segments
@@ -225,27 +287,24 @@ impl LibraryIndex {
                 .collect()
         };
         let (frames_near, uppers_near) = (near(Section::Frames), near(Section::Upper));
-        let closest = |near: &[Hash], f: &hash::FrameHash| {
+        let closest = |near: &[Hash], f: &FrameHash| {
             near.iter().map(|h| hash::hamming(h, &f.hash).min(hash::hamming(h, &f.mirror))).min().unwrap_or(256)
         };
         let label = |r: &hash::Rect| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1);
-        let mut out: Vec<(String, u32)> = hypotheses
+        let own = query.rects().len();
+        let mut out: Vec<(String, u32)> = query
+            .frame_cuts()
             .iter()
             .enumerate()
-            .map(|(k, f)| (rects.get(k).map_or("painted".into(), label), closest(&frames_near, f)))
+            .map(|(k, c)| (if k < own { label(&c.rect) } else { "painted".into() }, closest(&frames_near, &c.hash())))
             .collect();
-        out.extend(screen::screen_hypotheses(&gray, side).iter().map(|f| ("screen".into(), closest(&frames_near, f))));
-        let view = GrayView { width: side, height: side, pixels: &view };
-        out.extend(
-            hash::shape_query_hashes(view, (image.width(), image.height()))
-                .iter()
-                .map(|f| ("shape".into(), closest(&frames_near, f))),
-        );
-        out.extend(
-            hash::upper_query_rects(view, &rects)
-                .iter()
-                .map(|r| (format!("upper {}", label(r)), closest(&uppers_near, &hash::hash_rect(view, *r)))),
-        );
+        let mut tier = |name: &str, cuts: Vec<Cut>, near: &[Hash]| {
+            let (cuts, hashes) = hash_cuts(cuts, false);
+            out.extend(cuts.iter().zip(&hashes).map(|(c, f)| (format!("{name} {}", label(&c.rect)), closest(near, f))));
+        };
+        tier("screen", query.screen_cuts(), &frames_near);
+        tier("shape", query.shape_cuts(), &frames_near);
+        tier("upper", query.upper_cuts(), &uppers_near);
         out
     }
 
@@ -255,7 +314,8 @@ impl LibraryIndex {
     #[doc(hidden)]
     pub fn first_stage_passes(&self, image: &DynamicImage) -> (u64, u64) {
         let (segments, _) = self.snapshot();
-        let queries: Vec<u64> = hash_image_hypotheses(image).iter().flat_map(|f| [f.hash[0], f.mirror[0]]).collect();
+        let queries: Vec<u64> =
+            super::hash_image_hypotheses(image).iter().flat_map(|f| [f.hash[0], f.mirror[0]]).collect();
         let (mut passed, mut scanned) = (0, 0);
         for seg in &segments {
             for &w in &seg.first_words()[..seg.n_frames] {
@@ -267,4 +327,63 @@ impl LibraryIndex {
         }
         (passed, scanned)
     }
+}
+
+/// The distinct runs of entries among `tried`'s hits within [`VERIFY_SLACK`] bits of `best`,
+/// best first (the first is `best`'s), at most [`MAX_RUNS`].
+fn candidate_runs(
+    refs: &[&Segment],
+    videos: &HashMap<u32, VideoRecord>,
+    tried: &Tried,
+    best: &Hit,
+    shot_of: &dyn Fn(&Hit, &VideoRecord) -> Shot,
+) -> Vec<(Hit, Shot)> {
+    let mut runs: Vec<(Hit, Shot)> = Vec::new();
+    for h in tried.hits.iter().take_while(|h| h.dist as u32 <= best.dist as u32 + VERIFY_SLACK) {
+        if runs.iter().any(|(r, s)| r.segment == h.segment && s.holds(h.entry as usize)) {
+            continue;
+        }
+        let Some(video) = videos.get(&refs[h.segment as usize].video_id) else { continue };
+        runs.push((*h, shot_of(h, video)));
+        if runs.len() == MAX_RUNS {
+            break;
+        }
+    }
+    runs
+}
+
+/// Each run's frames decoded from its file and compared with the query picture its hit came
+/// from (see [`verify`]): `(run, look)` for the runs that could be looked at, or nothing when
+/// the first run (the hash's own choice) could not be, so the hash's answer stands.
+fn look_again(
+    refs: &[&Segment],
+    videos: &HashMap<u32, VideoRecord>,
+    tried: &Tried,
+    runs: &[(Hit, Shot)],
+    cancel: Option<&CancellationToken>,
+) -> Vec<(usize, Look)> {
+    let pictures: Vec<Option<Pooled>> =
+        runs.iter().map(|(h, _)| Pooled::of(&tried.cuts[h.query as usize / 2].picture(h.query % 2 == 1))).collect();
+    let looks: Vec<Option<Look>> = runs
+        .par_iter()
+        .zip(&pictures)
+        .map(|((h, shot), picture)| {
+            let seg = refs[h.segment as usize];
+            let video = videos.get(&seg.video_id)?;
+            let best = seg.times()[h.entry as usize] as f64 / 1000.0;
+            verify::look(&Candidate {
+                path: &video.path,
+                section: tried.tier.section(),
+                from: shot.from,
+                to: shot.to,
+                best,
+                query: picture.as_ref()?,
+                cancel,
+            })
+        })
+        .collect();
+    if looks.first().is_none_or(Option::is_none) {
+        return Vec::new();
+    }
+    looks.into_iter().enumerate().filter_map(|(k, l)| Some((k, l?))).collect()
 }

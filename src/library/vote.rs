@@ -18,7 +18,16 @@ pub(super) struct ClipVote {
     pub mean: f64,
     /// The clip frame closest to its indexed twin.
     pub best_frame: usize,
+    /// Other videos the clip's frames agree on about as well (a series' opening, a recap, a
+    /// trailer cut from the film): `(segment, offset, mean distance)`, best first.
+    pub also: Vec<(usize, i64, f64)>,
 }
+
+/// Another video holds the clip too when its best offset has at least this share of the
+/// winner's support and a mean distance at most [`SHARED_SLACK`] bits above the winner's.
+const SHARED_SUPPORT: f64 = 0.8;
+/// See [`SHARED_SUPPORT`]; as for stills (`shot::SHARED_SLACK`).
+const SHARED_SLACK: f64 = 10.0;
 
 /// Scans `section` for every hypothesis of every clip frame (as given and mirrored), lets
 /// each frame's hits within `candidate` bits vote for (segment, mirrored, offset), and returns
@@ -96,13 +105,28 @@ pub(super) fn clip_vote(
     }
     let (rank, offset, _) = chosen?;
     let ((s, mirrored, _), support, _, mean) = ranked[rank];
+    // The best bin of every other video that agrees about as well, aligned the same way.
+    let video_of = |seg: u32| refs[seg as usize].video_id;
+    let mut also: Vec<(usize, i64, f64)> = Vec::new();
+    for &((o, o_mirrored, off), o_support, _, o_mean) in &ranked {
+        if video_of(o) == video_of(s)
+            || also.iter().any(|&(seg, _, _)| video_of(seg as u32) == video_of(o))
+            || (o_support as f64) < SHARED_SUPPORT * support as f64
+            || o_mean > mean + SHARED_SLACK
+        {
+            continue;
+        }
+        let fit = |x: i64| alignment_distance(refs[o as usize], section, per_frame, times, o_mirrored, x);
+        let best = (off - spread..=off + spread).min_by(|a, b| fit(*a).total_cmp(&fit(*b))).unwrap_or(off);
+        also.push((o as usize, best, o_mean));
+    }
     let best_frame = (0..times.len())
         .min_by_key(|&k| {
             let t = times[k] + offset as f64 / frames::CLIP_FPS as f64;
             covering_distance(refs[s as usize], section, &per_frame[k], mirrored, t)
         })
         .unwrap_or(0);
-    Some(ClipVote { segment: s as usize, mirrored, offset, support, mean, best_frame })
+    Some(ClipVote { segment: s as usize, mirrored, offset, support, mean, best_frame, also })
 }
 
 /// The distance of a clip frame's best hypothesis to the entry of `section` that stands for

@@ -1,0 +1,144 @@
+//! A still picture as a query: the squares its hypotheses are cut from (the picture squeezed
+//! to the frame square, the same picture with its subtitles painted out, a phone photo's
+//! screen warped back to a rectangle) and, per tier, the rectangles of those squares that are
+//! hashed. Keeping the cut behind every query hash lets a later stage look at the picture a
+//! hit came from (see [`verify`](super::verify)), not only at its 256 bits.
+use std::sync::Arc;
+
+use image::{DynamicImage, GrayImage};
+
+use super::hash::{self, FrameHash, GrayView, MIN_QUALITY, Rect};
+use super::{frames, overlay, screen};
+
+/// One query hypothesis: a rectangle of one of the query's squares.
+#[derive(Clone, Debug)]
+pub struct Cut {
+    /// `FRAME_SIDE`² gray pixels.
+    pub square: Arc<[u8]>,
+    pub rect: Rect,
+}
+
+impl Cut {
+    fn view(&self) -> GrayView<'_> {
+        GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: &self.square }
+    }
+
+    pub fn hash(&self) -> FrameHash {
+        hash::hash_rect(self.view(), self.rect)
+    }
+
+    /// The cut area-averaged to the hash's 64x64 buffer (as [`hash::downsample`]), mirrored
+    /// left to right when `mirrored`.
+    pub fn picture(&self, mirrored: bool) -> Vec<f32> {
+        let mut buf = hash::downsample(self.view(), self.rect);
+        if mirrored {
+            buf.chunks_exact_mut(hash::HASH_SIDE).for_each(<[f32]>::reverse);
+        }
+        buf
+    }
+}
+
+/// A still, ready to be cut into the hypotheses of every tier.
+pub struct StillQuery {
+    /// The picture squeezed to the frame square.
+    square: Arc<[u8]>,
+    /// The same with burned-in subtitles painted out, when any were found.
+    painted: Option<(Arc<[u8]>, Rect)>,
+    /// The picture's own rectangles (see [`hash::query_rects_with`]), best guess first.
+    rects: Vec<Rect>,
+    /// The picture in gray at its own size (the screen tier looks at it).
+    gray: GrayImage,
+    /// Width and height of the picture as given.
+    canvas: (u32, u32),
+}
+
+impl StillQuery {
+    pub fn new(image: &DynamicImage) -> Self {
+        let side = frames::FRAME_SIDE as u32;
+        let gray = image.to_luma8();
+        let squeeze = |g: &GrayImage| -> Arc<[u8]> {
+            if g.dimensions() == (side, side) {
+                g.as_raw().as_slice().into()
+            } else {
+                image::imageops::thumbnail(g, side, side).into_raw().into()
+            }
+        };
+        let square = squeeze(&gray);
+        let detail = super::fingerprint::fine_detail_area(&gray, side as usize);
+        let view = GrayView { width: side as usize, height: side as usize, pixels: &square };
+        let rects = hash::query_rects_with(view, detail);
+        let painted = overlay::paint_out_subtitles(&gray)
+            .map(|p| (squeeze(&p), super::fingerprint::fine_detail_area(&p, side as usize)));
+        Self { square, painted, rects, gray, canvas: (image.width(), image.height()) }
+    }
+
+    fn view(&self) -> GrayView<'_> {
+        GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: &self.square }
+    }
+
+    fn on_square(&self, rects: impl IntoIterator<Item = Rect>) -> Vec<Cut> {
+        rects.into_iter().map(|rect| Cut { square: self.square.clone(), rect }).collect()
+    }
+
+    /// The picture's own rectangles (flat and found borders cut), then the picture with its
+    /// subtitles painted out under the same rectangles and, where they differ, under its own
+    /// (text that reached into a dark film's flat sides kept them from being cut).
+    pub fn frame_cuts(&self) -> Vec<Cut> {
+        let mut out = self.on_square(self.rects.iter().copied());
+        if let Some((painted, detail)) = &self.painted {
+            let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: painted };
+            let mut under = self.rects.clone();
+            for r in hash::query_rects_with(view, *detail) {
+                r.add_to(&mut under);
+            }
+            out.extend(under.into_iter().map(|rect| Cut { square: painted.clone(), rect }));
+        }
+        out
+    }
+
+    /// Where the indexed centre window would lie in a cropped picture (see
+    /// [`hash::crop_query_rects`]).
+    pub fn crop_cuts(&self) -> Vec<Cut> {
+        self.on_square(hash::crop_query_rects(self.view()))
+    }
+
+    /// The tops of the picture's own rectangles (see [`hash::upper_query_rects`]).
+    pub fn upper_cuts(&self) -> Vec<Cut> {
+        self.on_square(hash::upper_query_rects(self.view(), &self.rects))
+    }
+
+    /// A phone photo's screen, found and warped back to the frame square (see
+    /// [`screen::screen_square`]): cut as the index cuts, and whole where that differs.
+    pub fn screen_cuts(&self) -> Vec<Cut> {
+        let side = frames::FRAME_SIDE;
+        let Some(square) = screen::screen_square(&self.gray, side) else { return Vec::new() };
+        let rects = screen::square_rects(GrayView { width: side, height: side, pixels: &square });
+        let square: Arc<[u8]> = square.into();
+        rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
+    }
+
+    /// Where a picture of each film shape would lie centred in the canvas (see
+    /// [`hash::shape_query_rects`]).
+    pub fn shape_cuts(&self) -> Vec<Cut> {
+        self.on_square(hash::shape_query_rects(self.view(), self.canvas))
+    }
+
+    /// The picture's own rectangles (for the benchmark's analysis of misses).
+    pub fn rects(&self) -> &[Rect] {
+        &self.rects
+    }
+}
+
+/// The hashes of `cuts`, in order; with `drop_flat`, cuts too flat to say anything are left
+/// out of both.
+pub fn hash_cuts(cuts: Vec<Cut>, drop_flat: bool) -> (Vec<Cut>, Vec<FrameHash>) {
+    let hashed: Vec<(Cut, FrameHash)> = cuts
+        .into_iter()
+        .map(|c| {
+            let h = c.hash();
+            (c, h)
+        })
+        .filter(|(_, h)| !drop_flat || h.quality >= MIN_QUALITY)
+        .collect();
+    hashed.into_iter().unzip()
+}
