@@ -122,24 +122,31 @@ pub fn decode_frames(
     budget: &Budget,
     each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
-    decode_frames_from(path, 0.0, fps, seconds, budget, each)
+    decode_frames_from(path, 0.0, fps, seconds, budget, false, each)
 }
 
 /// [`decode_frames`] from `start` seconds into the file; the times given to `each` count from
-/// `start`.
+/// `start`. With `draft`, the decoder skips its loop filter (H.264, HEVC, VC-1: about a fifth
+/// faster; the blocking it leaves is gone once a frame is squeezed to the frame square): for
+/// a quick look, never for indexing.
 pub fn decode_frames_from(
     path: &Path,
     start: f64,
     fps: u32,
     seconds: f64,
     budget: &Budget,
+    draft: bool,
     mut each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
     let filter = format!("fps={fps},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
     let max_frames = (seconds * f64::from(fps)).ceil() as u32 + fps;
     let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
     let mut cmd = crate::ffmpeg::command("ffmpeg", limits);
-    cmd.args(["-nostdin", "-v", "error", "-threads", "2"]).args(budget.input_args(path, start, seconds)).args([
+    cmd.args(["-nostdin", "-v", "error", "-threads", "2"]);
+    if draft {
+        cmd.args(["-skip_loop_filter", "all"]);
+    }
+    cmd.args(budget.input_args(path, start, seconds)).args([
         "-an",
         "-sn",
         "-dn",

@@ -35,8 +35,9 @@ const BLOCKS: usize = 4;
 /// Frames a candidate's span is looked at (at most [`frames::INDEX_FPS`] a second).
 const FRAMES_PER_LOOK: f64 = 36.0;
 /// Longest stretch of a candidate's span decoded (seconds), around its best entry: a long
-/// run is a static shot, which looks the same throughout.
-const MAX_LOOK: f64 = 1.5;
+/// run is a static shot, which looks the same throughout, and every second decoded costs
+/// CPU (README, "Looking again at the source", has the figures).
+const MAX_LOOK: f64 = 1.0;
 /// Seconds looked at before and after a span: a kept entry stands for the frames after it,
 /// and the frame the query shows may be the one before.
 const MARGIN: f64 = 0.1;
@@ -162,7 +163,7 @@ pub(super) fn look(c: &Candidate<'_>) -> Option<Look> {
     let mut scored: Vec<(f64, f32, f32)> = Vec::new();
     let side = frames::FRAME_SIDE;
     let budget = Budget { cancel: c.cancel.cloned(), ..Budget::default() };
-    frames::decode_frames_from(c.path, start, fps, end - start, &budget, |t, px| {
+    frames::decode_frames_from(c.path, start, fps, end - start, &budget, true, |t, px| {
         let view = GrayView { width: side, height: side, pixels: px };
         let rect = indexed_rect(view, c.section);
         if let Some(p) = Pooled::of(&hash::downsample(view, rect)) {
