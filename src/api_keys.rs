@@ -59,6 +59,22 @@ pub fn keyed_route(method: &Method, path: &str) -> bool {
 pub const KEY_FORBIDDEN: &str =
     "API keys can only identify, read your history and results, and read your quota. Sign in for everything else.";
 
+/// Most of a refused request's body that is read and thrown away before the refusal is sent,
+/// and how long that may take. A client that is still writing its upload when the answer
+/// comes meets a closed connection ("broken pipe") instead of the answer, unless the server
+/// has read what it sent; a screenshot fits, a long video does not and is cut off as before.
+const DRAIN_BYTES: usize = 4 << 20;
+const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads what is left of a refused request's body (at most [`DRAIN_BYTES`], for at most
+/// [`DRAIN_TIME`]), so that the client gets to read the refusal.
+async fn drain(req: Request) {
+    if req.method() == Method::GET || req.method() == Method::HEAD {
+        return;
+    }
+    let _ = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(req.into_body(), DRAIN_BYTES)).await;
+}
+
 fn unauthorized() -> Response {
     let mut res = AppError::Unauthorized(INVALID_KEY.into()).into_response();
     res.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -83,10 +99,14 @@ pub fn set_rate_headers(headers: &mut HeaderMap, pairs: &[(&'static str, String)
 pub async fn keyed_request(state: AppState, token: String, mut req: Request, next: Next) -> Response {
     let resolved = match api_keys::resolve(&state.db, &token).await {
         Ok(Some(r)) => r,
-        Ok(None) => return unauthorized(),
+        Ok(None) => {
+            drain(req).await;
+            return unauthorized();
+        }
         Err(e) => return AppError::from(e).into_response(),
     };
     if !keyed_route(req.method(), req.uri().path()) {
+        drain(req).await;
         return AppError::Forbidden(KEY_FORBIDDEN.into()).into_response();
     }
     let user_id = resolved.user.id;
@@ -109,6 +129,7 @@ pub async fn keyed_request(state: AppState, token: String, mut req: Request, nex
             let mut headers = d.headers();
             headers.retain(|(n, _)| *n != "retry-after");
             headers.push(("retry-after", retry.to_string()));
+            drain(req).await;
             return AppError::Throttled { message: why.message().into(), retry_after: retry, headers }
                 .with_code(why.code())
                 .into_response();

@@ -58,28 +58,23 @@ pub async fn identify(args: IdentifyArgs) -> anyhow::Result<()> {
         .user_agent(concat!("reelfind-cli/", env!("CARGO_PKG_VERSION")))
         .connect_timeout(Duration::from_secs(15))
         .build()?;
-    let res = client
-        .post(endpoint.clone())
-        .bearer_auth(api_key.trim())
-        .multipart(form)
-        .send()
-        .await
-        .with_context(|| format!("could not reach {}", server.origin().ascii_serialization()))?;
+    let reach = || format!("could not reach {}", server.origin().ascii_serialization());
+    // A bad key is said before a file is sent for nothing (reading the quota costs nothing).
+    let check =
+        client.get(server.join("/api/me/quota")?).bearer_auth(api_key.trim()).send().await.with_context(reach)?;
+    if check.status() == reqwest::StatusCode::UNAUTHORIZED {
+        return Err(refusal(check).await);
+    }
+    let res =
+        client.post(endpoint.clone()).bearer_auth(api_key.trim()).multipart(form).send().await.with_context(reach)?;
     if let Some(bar) = progress {
         bar.finish_and_clear();
     }
-    let status = res.status();
-    let retry_after = res.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let remaining = res.headers().get("ratelimit-remaining").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let text = res.text().await?;
-    let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    if !status.is_success() {
-        let message = body["error"].as_str().map(str::to_owned).unwrap_or_else(|| text.chars().take(300).collect());
-        match retry_after {
-            Some(secs) => bail!("{message} (HTTP {}; retry in {secs} s)", status.as_u16()),
-            None => bail!("{message} (HTTP {})", status.as_u16()),
-        }
+    if !res.status().is_success() {
+        return Err(refusal(res).await);
     }
+    let remaining = res.headers().get("ratelimit-remaining").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let body: Value = serde_json::from_str(&res.text().await?).unwrap_or(Value::Null);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&body)?);
     } else {
@@ -89,6 +84,19 @@ pub async fn identify(args: IdentifyArgs) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A refusal as one line: the server's own message, the status, and when to retry.
+async fn refusal(res: reqwest::Response) -> anyhow::Error {
+    let status = res.status();
+    let retry_after = res.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let text = res.text().await.unwrap_or_default();
+    let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let message = body["error"].as_str().map(str::to_owned).unwrap_or_else(|| text.chars().take(300).collect());
+    match retry_after {
+        Some(secs) => anyhow::anyhow!("{message} (HTTP {}; retry in {secs} s)", status.as_u16()),
+        None => anyhow::anyhow!("{message} (HTTP {})", status.as_u16()),
+    }
 }
 
 /// The file as a streamed multipart part, and the progress bar its reads advance.

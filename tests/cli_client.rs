@@ -85,3 +85,42 @@ async fn the_cli_identifies_a_file_with_a_key_from_the_environment() {
     assert!(err.contains("private, local or reserved address") && err.contains("(HTTP 422)"), "{err}");
     server.stop();
 }
+
+/// A refusal that comes before the upload has been sent still reaches the client: the server
+/// reads what is left of a small body first, instead of closing the connection under a
+/// client that is still writing (which then saw "broken pipe" and not the answer).
+#[tokio::test]
+async fn a_refused_upload_is_read_before_the_refusal_is_sent() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![("REELFIND_DATA_DIR", dir.path().join("data").display().to_string())];
+    let mut server = Server::start("drain", dir.path(), &env).await;
+    // More than the sockets' buffers hold, less than the server reads of a refused body.
+    let body = vec![b'x'; 3 << 20];
+    let addr = server.origin.trim_start_matches("http://").to_owned();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /api/identify HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer rf_0000000000000000000000000000000000000000\r\n\
+         Content-Type: multipart/form-data; boundary=b\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    // The server has resolved the key and refused it by now; the body comes after.
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    for part in body.chunks(64 << 10) {
+        conn.write_all(part).await.expect("the server still reads the body");
+    }
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("API key") {
+        let n = conn.read(&mut chunk).await.expect("the refusal can be read");
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&chunk[..n]);
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(answer.contains("Invalid or revoked API key"), "{answer}");
+    server.stop();
+}
