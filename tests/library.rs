@@ -473,11 +473,8 @@ fn compose(inputs: &[&[&str]], filter: &str, out: &Path) {
     ffmpeg(&args);
 }
 
-#[tokio::test]
-async fn a_still_of_a_static_shot_spans_the_whole_shot() {
-    let app = TestApp::new().await;
-    let dir = tempfile::tempdir().unwrap();
-    let frozen = dir.path().join("frozen.png");
+/// The demo's frame at 2.6 s at 320x240, as a PNG at `out`: a textured picture to hold still.
+fn demo_frame(out: &Path) {
     let demo = demo_clip();
     ffmpeg(&[
         "-ss",
@@ -488,8 +485,16 @@ async fn a_still_of_a_static_shot_spans_the_whole_shot() {
         "1",
         "-vf",
         "scale=320:240",
-        frozen.to_str().unwrap(),
+        out.to_str().unwrap(),
     ]);
+}
+
+#[tokio::test]
+async fn a_still_of_a_static_shot_spans_the_whole_shot() {
+    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let frozen = dir.path().join("frozen.png");
+    demo_frame(&frozen);
     // 2 s of motion, a 5 s shot of one picture under film grain (2 s to 7 s), 2 s of motion.
     let video = dir.path().join("Static Shot (2001).mp4");
     compose(
@@ -525,19 +530,8 @@ async fn a_still_of_a_static_shot_spans_the_whole_shot() {
 async fn moments_the_hash_cannot_tell_apart_are_decided_by_the_source() {
     let app = TestApp::new().await;
     let dir = tempfile::tempdir().unwrap();
-    let demo = demo_clip();
     let frame = dir.path().join("frame.png");
-    ffmpeg(&[
-        "-ss",
-        "2.6",
-        "-i",
-        demo.to_str().unwrap(),
-        "-frames:v",
-        "1",
-        "-vf",
-        "scale=320:240",
-        frame.to_str().unwrap(),
-    ]);
+    demo_frame(&frame);
     let checker = |phase: f64| {
         format!(
             "format=yuv444p,geq=lum='clip(lum(X\\,Y)+30*exp(-((X-110)*(X-110)+(Y-120)*(Y-120))/3200)\
@@ -546,13 +540,9 @@ async fn moments_the_hash_cannot_tell_apart_are_decided_by_the_source() {
         )
     };
     let video = dir.path().join("Twins (2004).mp4");
-    let still = |name: &str| ["-loop", "1", "-framerate", "25", "-t", "2", "-i", name].map(String::from);
-    let frame = frame.to_str().unwrap();
-    let (a, b) = (still(frame), still(frame));
-    let a: Vec<&str> = a.iter().map(String::as_str).collect();
-    let b: Vec<&str> = b.iter().map(String::as_str).collect();
+    let held = ["-loop", "1", "-framerate", "25", "-t", "2", "-i", frame.to_str().unwrap()];
     compose(
-        &[&a, &["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2"], &b],
+        &[&held, &["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2"], &held],
         &format!(
             "[0:v]{}[x];[1:v]setsar=1[y];[2:v]{}[z];[x][y][z]concat=n=3:v=1:a=0,format=yuv420p",
             checker(0.0),

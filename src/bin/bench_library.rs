@@ -324,10 +324,10 @@ impl Thumbs {
     /// its frames exactly, a logo may be shown twice: the answer is right at any of them.
     fn recurrence(&self, truth: f64, from: f64, to: f64) -> Option<f64> {
         let n = self.fine.len();
-        let k = |t: f64| ((t.max(0.0) * FINE_FPS).round() as usize).min(n.saturating_sub(1));
         if n == 0 {
             return None;
         }
+        let k = |t: f64| ((t.max(0.0) * FINE_FPS).round() as usize).min(n - 1);
         let truths: Vec<&[u8]> =
             (k(truth).saturating_sub(1)..=(k(truth) + 1).min(n - 1)).map(|i| &self.fine[i][..]).collect();
         (k(from - 0.1)..=k(to + 0.1))

@@ -42,7 +42,7 @@ impl LibraryIndex {
         let mut pictures: Vec<Vec<u8>> = Vec::new();
         let seconds = budget.seconds(probe.duration);
         frames::decode_frames(path, frames::CLIP_FPS, seconds, budget, |t, px| {
-            let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
+            let view = frames::frame_view(px);
             let hypotheses = hash::query_hashes(view);
             if hypotheses[0].quality >= MIN_QUALITY {
                 query.push((t, hypotheses));
@@ -63,7 +63,6 @@ impl LibraryIndex {
         let mut found = clip_vote(&refs, scan::Section::Frames, &per_frame, &times, CLIP_CANDIDATE, STILL_ACCEPT);
         let mut accept = STILL_ACCEPT;
         // When whole frames agree on nothing, each frame's fallback hypotheses vote in turn:
-        let side = frames::FRAME_SIDE;
         let fallbacks: [(scan::Section, u32, FrameHypotheses); 3] = [
             // the indexed centre windows inside a cropped picture;
             (scan::Section::Crops, CROP_ACCEPT, &|view| hash::crop_query_hashes(view)),
@@ -77,7 +76,7 @@ impl LibraryIndex {
                 break;
             }
             let per_picture: Vec<Vec<FrameHash>> =
-                pictures.iter().map(|px| hypotheses(GrayView { width: side, height: side, pixels: px })).collect();
+                pictures.iter().map(|px| hypotheses(frames::frame_view(px))).collect();
             found = clip_vote(&refs, section, &per_picture, &times, tier_accept, tier_accept);
             accept = tier_accept;
         }

@@ -100,7 +100,7 @@ pub fn fingerprint_video(
         let hashed: Vec<(f64, [FrameHash; 3])> = batch
             .par_iter()
             .map(|(t, px)| {
-                let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: px };
+                let view = frames::frame_view(px);
                 (*t, indexed_rects(view).map(|r| hash::hash_rect(view, r)))
             })
             .collect();

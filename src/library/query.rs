@@ -20,7 +20,7 @@ pub struct Cut {
 
 impl Cut {
     fn view(&self) -> GrayView<'_> {
-        GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: &self.square }
+        frames::frame_view(&self.square)
     }
 
     pub fn hash(&self) -> FrameHash {
@@ -65,15 +65,14 @@ impl StillQuery {
         };
         let square = squeeze(&gray);
         let detail = super::fingerprint::fine_detail_area(&gray, side as usize);
-        let view = GrayView { width: side as usize, height: side as usize, pixels: &square };
-        let rects = hash::query_rects_with(view, detail);
+        let rects = hash::query_rects_with(frames::frame_view(&square), detail);
         let painted = overlay::paint_out_subtitles(&gray)
             .map(|p| (squeeze(&p), super::fingerprint::fine_detail_area(&p, side as usize)));
         Self { square, painted, rects, gray, canvas: (image.width(), image.height()) }
     }
 
     fn view(&self) -> GrayView<'_> {
-        GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: &self.square }
+        frames::frame_view(&self.square)
     }
 
     fn on_square(&self, rects: impl IntoIterator<Item = Rect>) -> Vec<Cut> {
@@ -86,7 +85,7 @@ impl StillQuery {
     pub fn frame_cuts(&self) -> Vec<Cut> {
         let mut out = self.on_square(self.rects.iter().copied());
         if let Some((painted, detail)) = &self.painted {
-            let view = GrayView { width: frames::FRAME_SIDE, height: frames::FRAME_SIDE, pixels: painted };
+            let view = frames::frame_view(painted);
             let mut under = self.rects.clone();
             for r in hash::query_rects_with(view, *detail) {
                 r.add_to(&mut under);
@@ -110,9 +109,8 @@ impl StillQuery {
     /// A phone photo's screen, found and warped back to the frame square (see
     /// [`screen::screen_square`]): cut as the index cuts, and whole where that differs.
     pub fn screen_cuts(&self) -> Vec<Cut> {
-        let side = frames::FRAME_SIDE;
-        let Some(square) = screen::screen_square(&self.gray, side) else { return Vec::new() };
-        let rects = screen::square_rects(GrayView { width: side, height: side, pixels: &square });
+        let Some(square) = screen::screen_square(&self.gray, frames::FRAME_SIDE) else { return Vec::new() };
+        let rects = screen::square_rects(frames::frame_view(&square));
         let square: Arc<[u8]> = square.into();
         rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
     }

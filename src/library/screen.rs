@@ -272,16 +272,6 @@ pub(super) fn screen_square(gray: &GrayImage, side: usize) -> Option<Vec<u8>> {
     Some(rectify(view, quad, side))
 }
 
-/// The screen hypotheses of a photo: the found screen warped to the `side`² square and hashed
-/// the way indexed frames are (flat borders cut), and whole when that differs. Empty when no
-/// screen is found.
-#[cfg(test)]
-fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<hash::FrameHash> {
-    let Some(square) = screen_square(gray, side) else { return Vec::new() };
-    let view = GrayView { width: side, height: side, pixels: &square };
-    square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect()
-}
-
 /// The rectangles a rectified screen is hashed under: cut as the index cuts, and whole when
 /// that differs.
 pub(super) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
@@ -293,6 +283,15 @@ pub(super) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The screen hypotheses of a photo, as the still search makes them: the found screen
+    /// warped to the `side`² square and hashed under [`square_rects`]; empty when no screen is
+    /// found.
+    fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<hash::FrameHash> {
+        let Some(square) = screen_square(gray, side) else { return Vec::new() };
+        let view = GrayView { width: side, height: side, pixels: &square };
+        square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect()
+    }
 
     /// A textured picture, `w` x `h`: a sum of plane waves (the content) and a fixed
     /// pseudo-random grain of +-12 (the fine detail every real frame has).

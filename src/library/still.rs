@@ -235,9 +235,10 @@ impl LibraryIndex {
         // Other videos the scene is in: as close by the hash, and, where their frames were
         // looked at, as alike as the winner's (a recap or a trailer re-encodes the picture).
         let looks_apart = |video_id: u32| {
-            let theirs = looked.iter().filter(|(run, _)| refs[runs[*run].0.segment as usize].video_id == video_id);
             let top = winner.map_or(f32::MIN, |(_, l)| l.score);
-            theirs.clone().count() > 0 && theirs.clone().all(|(_, l)| !l.alike() || l.score < top - verify::SHARED_LOOK)
+            let mut theirs =
+                looked.iter().filter(|(run, _)| refs[runs[*run].0.segment as usize].video_id == video_id).peekable();
+            theirs.peek().is_some() && theirs.all(|(_, l)| !l.alike() || l.score < top - verify::SHARED_LOOK)
         };
         m.also_in = shared_with(&refs, &tried.hits, &best, accept)
             .iter()

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::fingerprint::indexed_rect;
 use super::frames::{self, Budget};
-use super::hash::{self, GrayView};
+use super::hash;
 use super::scan::Section;
 
 /// Side of the pooled picture the correlations run on.
@@ -161,10 +161,9 @@ pub(super) fn look(c: &Candidate<'_>) -> Option<Look> {
     }
     let fps = ((FRAMES_PER_LOOK / (end - start)).ceil() as u32).clamp(1, frames::INDEX_FPS);
     let mut scored: Vec<(f64, f32, f32)> = Vec::new();
-    let side = frames::FRAME_SIDE;
     let budget = Budget { cancel: c.cancel.cloned(), ..Budget::default() };
     frames::decode_frames_from(c.path, start, fps, end - start, &budget, true, |t, px| {
-        let view = GrayView { width: side, height: side, pixels: px };
+        let view = frames::frame_view(px);
         let rect = indexed_rect(view, c.section);
         if let Some(p) = Pooled::of(&hash::downsample(view, rect)) {
             scored.push((start + t, c.query.correlation(&p), c.query.block_correlation(&p)));
