@@ -136,9 +136,10 @@ pub async fn keyed_request(state: AppState, token: String, mut req: Request, nex
         }
         Err(e) => return AppError::from(e).into_response(),
     };
-    // The slot is held until the answer is made; on cancellation it drops with this future.
+    // The slot is held until the answer is made and given back before it is sent; on
+    // cancellation it drops with this future (and is given back in a task).
     let mut res = next.run(req).await;
-    drop(admitted.slot);
+    admitted.slot.release().await;
     set_rate_headers(res.headers_mut(), &admitted.headline.headers());
     res
 }

@@ -210,6 +210,18 @@ pub struct Slot {
     held: bool,
 }
 
+impl Slot {
+    /// Gives the slot back before the caller goes on: the answer leaves only once its slot is
+    /// free, so a client that sends its next request at once is not refused for a slot its
+    /// last request still seemed to hold (the give-back of [`Drop`] runs later, in a task).
+    pub async fn release(mut self) {
+        self.held = false;
+        if let Err(e) = self.limit.refund(&self.db, &self.subject, 1).await {
+            tracing::warn!(error = %e, "giving back a concurrent API slot failed; it frees when its window ends");
+        }
+    }
+}
+
 impl Drop for Slot {
     fn drop(&mut self) {
         if !std::mem::take(&mut self.held) {
