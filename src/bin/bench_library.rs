@@ -523,8 +523,11 @@ fn main() -> anyhow::Result<()> {
                 if args.verbose {
                     // Each query rectangle's distance to the true moment: which hypothesis came
                     // close, and how close.
-                    let rects: Vec<String> =
-                        index.hypothesis_distances(&img, v.id, at).iter().map(|(r, d)| format!("{r}={d}")).collect();
+                    let rects: Vec<String> = index
+                        .hypothesis_distances(&img, v.id, at)
+                        .iter()
+                        .map(|(r, (d, d0))| format!("{r}={d}/{d0}"))
+                        .collect();
                     eprintln!(
                         "{set} still {} video {} at {at:.2}: {} nearest {:?} truth {}",
                         t.name,

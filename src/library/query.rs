@@ -107,12 +107,16 @@ impl StillQuery {
     }
 
     /// A phone photo's screen, found and warped back to the frame square (see
-    /// [`screen::screen_square`]): cut as the index cuts, and whole where that differs.
+    /// [`screen::screen_squares`]): cut as the index cuts, and whole where that differs.
     pub fn screen_cuts(&self) -> Vec<Cut> {
-        let Some(square) = screen::screen_square(&self.gray, frames::FRAME_SIDE) else { return Vec::new() };
-        let rects = screen::square_rects(frames::frame_view(&square));
-        let square: Arc<[u8]> = square.into();
-        rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
+        screen::screen_squares(&self.gray, frames::FRAME_SIDE)
+            .into_iter()
+            .flat_map(|square| {
+                let rects = screen::square_rects(frames::frame_view(&square));
+                let square: Arc<[u8]> = square.into();
+                rects.into_iter().map(move |rect| Cut { square: square.clone(), rect })
+            })
+            .collect()
     }
 
     /// Where a picture of each film shape would lie centred in the canvas (see

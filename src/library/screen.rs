@@ -18,8 +18,12 @@ use image::GrayImage;
 
 use super::hash::{self, GrayView, Rect};
 
-/// The photo is looked at and warped from a copy with at most this many pixels a side.
-const LOOK_SIDE: u32 = 256;
+/// The photo is looked at and warped from copies with at most these many pixels a side: the
+/// coarse one sees the start of a picture's detail through blur and noise, the fine one a
+/// thin bezel's two edges apart.
+const LOOK_SIDES: [u32; 2] = [256, 512];
+/// Two screens found whose corners differ by at most this share of the photo's sides are one.
+const SAME_QUAD: f32 = 0.01;
 /// An edge is looked for in at most this share of the photo from each side.
 const MAX_SHARE: f32 = 0.35;
 /// Largest slope of an edge: its ends differ by at most this share of its length.
@@ -45,6 +49,14 @@ const FLAT: f32 = 3.0;
 const MIN_VOTES: f32 = 0.3;
 /// Among candidates with at least this share of the best one's votes, the outermost wins.
 const OUTER_SHARE: f32 = 0.8;
+/// The kinds of a line's vote: detail starts behind a quiet outside, or a lit picture starts
+/// behind a dark, flat border.
+const TEXTURED: u8 = 1;
+const LIT: u8 = 2;
+/// ... or a dark, flat band starts behind a brighter outside (a bezel's outer edge).
+const DARK_BAND: u8 = 4;
+/// A band no brighter than this (gray level) is dark.
+const DARK: f32 = 48.0;
 /// The screen must cover at least this share of the photo.
 const MIN_AREA: f32 = 0.25;
 
@@ -63,8 +75,11 @@ const NONE: Edge = Edge { a: 0.0, b: 0.0, votes: 0.0 };
 struct Profile {
     n: usize,
     len: usize,
+    /// The pixels smoothed along each line (see [`profile`]).
     level: Vec<f32>,
-    /// `|level[j + 1] - level[j]|` along each line (0 at the end).
+    /// The steps of `level`.
+    smooth_step: Vec<f32>,
+    /// `|pixel[j + 1] - pixel[j]|` along each line (0 at the end).
     step: Vec<f32>,
 }
 
@@ -94,13 +109,27 @@ fn profile(img: GrayView<'_>, side: Side) -> Profile {
             level[i * len + j] = img.pixels[y * w + x] as f32;
         }
     }
-    let mut step = vec![0f32; n * len];
+    let steps = |level: &[f32]| {
+        let mut step = vec![0f32; n * len];
+        for i in 0..n {
+            for j in 0..len - 1 {
+                step[i * len + j] = (level[i * len + j + 1] - level[i * len + j]).abs();
+            }
+        }
+        step
+    };
+    // The same lines smoothed by a 3-pixel box along them: fine periodic texture (the moire a
+    // camera makes of a screen's pixel grid, laid over bezel and wall alike) averages out,
+    // and a step of the light stays a step, one pixel wider.
+    let mut smooth = level.clone();
     for i in 0..n {
-        for j in 0..len - 1 {
-            step[i * len + j] = (level[i * len + j + 1] - level[i * len + j]).abs();
+        for j in 1..len.saturating_sub(1) {
+            let k = i * len + j;
+            smooth[k] = (level[k - 1] + level[k] + level[k + 1]) / 3.0;
         }
     }
-    Profile { n, len, level, step }
+    let (step, smooth_step) = (steps(&level), steps(&smooth));
+    Profile { n, len, level: smooth, step, smooth_step }
 }
 
 fn median3(x: f32, y: f32, z: f32) -> f32 {
@@ -109,7 +138,7 @@ fn median3(x: f32, y: f32, z: f32) -> f32 {
 
 /// The edge of one side, judged over lines `lines.0..lines.1` across it; [`NONE`] when no
 /// line has [`MIN_VOTES`].
-fn best_edge(p: &Profile, lines: (usize, usize)) -> Edge {
+fn best_edge(p: &Profile, lines: (usize, usize), order: &[u8]) -> Edge {
     let (n, len) = (p.n, p.len);
     let max = ((len as f32 * MAX_SHARE) as usize).min(len.saturating_sub(GAP + INNER + 1));
     let min = GAP + OUTER;
@@ -117,11 +146,12 @@ fn best_edge(p: &Profile, lines: (usize, usize)) -> Edge {
         return NONE;
     }
     // vote[i * (max + 1) + q]: line i says the picture starts at pixel q.
-    let mut vote = vec![false; n * (max + 1)];
+    let mut vote = vec![0u8; n * (max + 1)];
     let mut busy = vec![0usize; len + 1];
     for i in lines.0..lines.1 {
         let d = &p.step[i * len..(i + 1) * len];
         let l = &p.level[i * len..(i + 1) * len];
+        let ds = &p.smooth_step[i * len..(i + 1) * len];
         for j in 0..len {
             busy[j + 1] = busy[j] + usize::from(d[j] > QUIET);
         }
@@ -134,38 +164,62 @@ fn best_edge(p: &Profile, lines: (usize, usize)) -> Edge {
             // Quiet outside: hardly a step from the photo's side to the line.
             let quiet = busy[q - 1] <= 2 + q / 10;
             let textured = quiet && inner > RATIO * outer + FLOOR;
-            let lit = l[q + 1] - l[q - 2] >= STEP && outer <= FLAT;
-            vote[i * (max + 1) + q] = textured || lit;
+            let lit = l[q + 1] - l[q - 2] >= STEP && median3(ds[q - GAP - 1], ds[q - GAP - 2], ds[q - GAP - 3]) <= FLAT;
+            // A dark, flat band starts behind a brighter outside: the outer edge of a bezel
+            // around a picture too dark at its own edge to show where it starts.
+            let dark = l[q - 2] - l[q + 1] >= STEP
+                && median3(ds[q + GAP], ds[q + GAP + 1], ds[q + GAP + 2]) <= FLAT
+                && l[q + GAP + 1] <= DARK;
+            vote[i * (max + 1) + q] = [(textured, TEXTURED), (lit, LIT), (dark, DARK_BAND)]
+                .into_iter()
+                .filter(|&(yes, _)| yes)
+                .fold(0, |kinds, (_, kind)| kinds | kind);
         }
     }
     let slope = (n as f32 * MAX_SLOPE) as usize;
     let span = n - 1;
     // Every other line is enough to count votes.
     let counted = (lines.1 - lines.0).div_ceil(2) as f32;
-    let mut candidates = Vec::new();
-    for a in min..=max {
-        for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
-            let votes = (lines.0..lines.1)
-                .step_by(2)
-                .filter(|&i| {
-                    // a + (b - a) i / span, rounded, in integers.
-                    let q = (a * span + b * i + span / 2 - a * i) / span;
-                    vote[i * (max + 1) + q]
-                })
-                .count();
-            candidates.push(Edge { a: a as f32, b: b as f32, votes: votes as f32 / counted });
+    // The outermost of the lines that `kinds` of votes (a bit set of TEXTURED and LIT) make
+    // nearly as well as the best.
+    let choose = |kinds: u8| {
+        let mut candidates = Vec::new();
+        for a in min..=max {
+            for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
+                let votes = (lines.0..lines.1)
+                    .step_by(2)
+                    .filter(|&i| {
+                        // a + (b - a) i / span, rounded, in integers.
+                        let q = (a * span + b * i + span / 2 - a * i) / span;
+                        vote[i * (max + 1) + q] & kinds != 0
+                    })
+                    .count();
+                candidates.push(Edge { a: a as f32, b: b as f32, votes: votes as f32 / counted });
+            }
         }
-    }
-    let top = candidates.iter().map(|e| e.votes).fold(0.0, f32::max);
-    if top < MIN_VOTES {
-        return NONE;
-    }
-    candidates
-        .into_iter()
-        .filter(|e| e.votes >= OUTER_SHARE * top)
-        .min_by(|x, y| (x.a + x.b).total_cmp(&(y.a + y.b)))
-        .unwrap_or(NONE)
+        let top = candidates.iter().map(|e| e.votes).fold(0.0, f32::max);
+        if top < MIN_VOTES {
+            return NONE;
+        }
+        candidates
+            .into_iter()
+            .filter(|e| e.votes >= OUTER_SHARE * top)
+            .min_by(|x, y| (x.a + x.b).total_cmp(&(y.a + y.b)))
+            .unwrap_or(NONE)
+    };
+    order.iter().map(|&kinds| choose(kinds)).find(|e| *e != NONE).unwrap_or(NONE)
 }
+
+/// The kinds of votes an edge is chosen by, in turn. A lit picture against a dark, flat
+/// border is the surest sign of a screen: a bezel's own outer edge, blurred, can pass for the
+/// start of detail, never for a lit picture. The outer edge of a dark band is the last resort.
+const ORDER: [u8; 3] = [LIT, TEXTURED | LIT, DARK_BAND];
+/// When those find no screen (the lit middle of a night scene is too small to be one): the
+/// outer edges of the bezel alone. The screen lies a bezel's width inside them, and the dark
+/// picture there is cut as the index cuts a dark frame's flat sides.
+const BEZEL_ORDER: [u8; 1] = [DARK_BAND];
+/// A screen found by its bezel's outer edges is taken this share of the way to its middle.
+const BEZEL_INSET: f32 = 0.03;
 
 /// The screen's corners (top left, top right, bottom right, bottom left) in pixels of `img`;
 /// `None` when no edge is found or the quadrilateral is too small to be the screen.
@@ -174,17 +228,29 @@ pub fn find_screen(img: GrayView<'_>) -> Option<[(f32, f32); 4]> {
     if w < 64 || h < 64 {
         return None;
     }
-    let [top, bottom, left, right] = [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| profile(img, s));
+    let profiles = [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| profile(img, s));
+    find_with(&profiles, (w, h), &ORDER).or_else(|| {
+        // Inside the bezel's outer edges by a share of the screen: a line of the lit room
+        // around the rectified picture would keep its dark sides from being cut.
+        let quad = find_with(&profiles, (w, h), &BEZEL_ORDER)?;
+        let (cx, cy) = (quad.iter().map(|p| p.0).sum::<f32>() / 4.0, quad.iter().map(|p| p.1).sum::<f32>() / 4.0);
+        Some(quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET)))
+    })
+}
+
+/// [`find_screen`] with edges chosen by `order` (see [`best_edge`]).
+fn find_with(profiles: &[Profile; 4], (w, h): (usize, usize), order: &[u8]) -> Option<[(f32, f32); 4]> {
+    let [top, bottom, left, right] = profiles;
     // Top and bottom over every column, left and right over the rows between them, then top
     // and bottom again over the columns between those (a side is judged where the screen is).
-    let t = best_edge(&top, (0, w));
-    let b = best_edge(&bottom, (0, w));
+    let t = best_edge(top, (0, w), order);
+    let b = best_edge(bottom, (0, w), order);
     let rows = (t.a.max(t.b) as usize, h - b.a.max(b.b) as usize);
-    let l = best_edge(&left, rows);
-    let r = best_edge(&right, rows);
+    let l = best_edge(left, rows, order);
+    let r = best_edge(right, rows, order);
     let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
-    let t = best_edge(&top, cols);
-    let b = best_edge(&bottom, cols);
+    let t = best_edge(top, cols, order);
+    let b = best_edge(bottom, cols, order);
     if [t, b, l, r].iter().all(|e| *e == NONE) {
         return None;
     }
@@ -260,16 +326,33 @@ pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8>
     out
 }
 
-/// A photo's screen, found (looked at at up to [`LOOK_SIDE`] pixels a side) and warped to a
-/// `side`² square; `None` when no screen is found.
-pub(super) fn screen_square(gray: &GrayImage, side: usize) -> Option<Vec<u8>> {
+/// A photo's screen, found and warped to a `side`² square, once for each size it is looked
+/// at ([`LOOK_SIDES`]; a second square only where the two sizes found different screens);
+/// empty when no screen is found.
+pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
     let (w, h) = gray.dimensions();
-    let scale = (LOOK_SIDE as f32 / w.max(h) as f32).min(1.0);
-    let (lw, lh) = (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1));
-    let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
-    let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
-    let quad = find_screen(view)?;
-    Some(rectify(view, quad, side))
+    let mut found: Vec<[(f32, f32); 4]> = Vec::new();
+    let mut out = Vec::new();
+    for look in LOOK_SIDES {
+        let scale = (look as f32 / w.max(h) as f32).min(1.0);
+        let (lw, lh) = (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1));
+        let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
+        let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
+        let Some(quad) = find_screen(view) else { continue };
+        // In shares of the photo's sides, to compare the sizes' answers.
+        let shares = quad.map(|(x, y)| (x / lw as f32, y / lh as f32));
+        let same = |other: &[(f32, f32); 4]| {
+            shares.iter().zip(other).all(|(p, q)| (p.0 - q.0).abs() <= SAME_QUAD && (p.1 - q.1).abs() <= SAME_QUAD)
+        };
+        if !found.iter().any(same) {
+            found.push(shares);
+            out.push(rectify(view, quad, side));
+        }
+        if scale == 1.0 {
+            break;
+        }
+    }
+    out
 }
 
 /// The rectangles a rectified screen is hashed under: cut as the index cuts, and whole when
@@ -288,9 +371,14 @@ mod tests {
     /// warped to the `side`² square and hashed under [`square_rects`]; empty when no screen is
     /// found.
     fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<hash::FrameHash> {
-        let Some(square) = screen_square(gray, side) else { return Vec::new() };
-        let view = GrayView { width: side, height: side, pixels: &square };
-        square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect()
+        let squares = screen_squares(gray, side);
+        squares
+            .iter()
+            .flat_map(|square| {
+                let view = GrayView { width: side, height: side, pixels: square };
+                square_rects(view).into_iter().map(move |r| hash::hash_rect(view, r))
+            })
+            .collect()
     }
 
     /// A textured picture, `w` x `h`: a sum of plane waves (the content) and a fixed
@@ -370,6 +458,77 @@ mod tests {
         let as_taken = hash::hamming(&frame_hash(&photo, 320, 240).hash, &truth.hash);
         // A match (the still threshold is 70 bits), where the photo as taken is not close.
         assert!(best <= 60 && best + 20 <= as_taken, "rectified {best} vs as taken {as_taken}");
+    }
+
+    /// `px` (`w` x `h`) inside a dark bezel `band` pixels wide (gray `bezel`).
+    fn with_bezel(px: &[u8], (w, h): (usize, usize), band: usize, bezel: u8) -> (Vec<u8>, (usize, usize)) {
+        let (bw, bh) = (w + 2 * band, h + 2 * band);
+        let out = (0..bw * bh)
+            .map(|i| {
+                let (x, y) = (i % bw, i / bw);
+                let inside = (band..band + w).contains(&x) && (band..band + h).contains(&y);
+                if inside { px[(y - band) * w + x - band] } else { bezel }
+            })
+            .collect();
+        (out, (bw, bh))
+    }
+
+    /// The best distance from the photo's screen hypotheses to the frame's hash, and the photo's
+    /// own distance as taken.
+    fn rectified_and_as_taken(
+        photo: &[u8],
+        (pw, ph): (usize, usize),
+        frame: &[u8],
+        (w, h): (usize, usize),
+    ) -> (u32, u32) {
+        let gray = image::GrayImage::from_raw(pw as u32, ph as u32, photo.to_vec()).unwrap();
+        let truth = frame_hash(frame, w, h);
+        let best =
+            screen_hypotheses(&gray, 128).iter().map(|f| hash::hamming(&f.hash, &truth.hash)).min().unwrap_or(256);
+        (best, hash::hamming(&frame_hash(photo, pw, ph).hash, &truth.hash))
+    }
+
+    #[test]
+    fn a_thin_bezel_under_moire_is_cut_at_the_picture() {
+        // A screen in a room: the lit picture in a bezel 2.5% of its width, on a wall, the whole
+        // photo under a camera's moire (a fine diagonal ripple of +-8) that makes bezel and wall
+        // as busy as picture detail, pixel to pixel.
+        let (w, h) = (480, 270);
+        let frame = pattern(w, h);
+        let lit: Vec<u8> = frame.iter().map(|&v| v / 2 + 100).collect();
+        let (screen, size) = with_bezel(&lit, (w, h), 12, 12);
+        let quad = [(150.0, 120.0), (760.0, 100.0), (740.0, 500.0), (130.0, 520.0)];
+        let (pw, ph) = (896, 620);
+        let mut photo = photograph(&screen, size, quad, (pw, ph), |_, _| Some(100));
+        for (i, v) in photo.iter_mut().enumerate() {
+            let (x, y) = ((i % pw) as f32, (i / pw) as f32);
+            *v = (*v as f32 + 8.0 * (0.9 * x + 0.35 * y).sin()).clamp(0.0, 255.0) as u8;
+        }
+        let (best, as_taken) = rectified_and_as_taken(&photo, (pw, ph), &frame, (w, h));
+        assert!(best <= 50 && best + 20 <= as_taken, "rectified {best} vs as taken {as_taken}");
+    }
+
+    #[test]
+    fn a_picture_dark_at_its_edges_is_found_by_its_bezel() {
+        // A night scene: the picture is black around a lit middle, inside a black bezel on a
+        // lit wall. Nothing shows where the picture starts; the bezel's outer edge does show
+        // the screen, and the black inside it is cut as the index cuts a dark frame's sides.
+        let (w, h) = (640, 360);
+        let bright = pattern(w, h);
+        let frame: Vec<u8> = bright
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let (x, y) = (i % w, i / w);
+                if (140..500).contains(&x) && (60..300).contains(&y) { v } else { 8 }
+            })
+            .collect();
+        let (screen, size) = with_bezel(&frame, (w, h), 16, 6);
+        let quad = QUAD.map(|(x, y)| (2.0 * x, 2.0 * y));
+        let photo = photograph(&screen, size, quad, (640, 480), |_, _| Some(120));
+        let (best, as_taken) = rectified_and_as_taken(&photo, (640, 480), &frame, (w, h));
+        // A match by the still threshold (70 bits); the photo as taken is nowhere near.
+        assert!(best <= 70 && best + 40 <= as_taken, "rectified {best} vs as taken {as_taken}");
     }
 
     #[test]

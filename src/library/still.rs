@@ -41,6 +41,9 @@ const HIT_CAP: usize = 512;
 const VERIFY_SLACK: u32 = 10;
 /// At most this many candidate runs are looked at again (one short decode each, in parallel).
 const MAX_RUNS: usize = 4;
+/// At most this many tiers get their turn to be looked at, when the more similar ones' frames
+/// do not look like the query.
+const MAX_TIERS: usize = 3;
 
 /// One tier a still was searched in: its cuts, its query hashes (even indexes as given, odd
 /// ones mirrored: query `q` is cut `q / 2`) and its hits, best first.
@@ -184,41 +187,48 @@ impl LibraryIndex {
             }
         }
         let none = || SearchAnswer::none("No match in the library.", total, videos.len(), started);
-        let Some((tier, best)) = chosen else { return none() };
-        let Some(tried) = tried.iter().find(|t| t.tier == tier) else { return none() };
-        let (section, accept) = (tier.section(), tier.accept());
-        let shot_of = |hit: &Hit, video: &VideoRecord| {
-            let seg = refs[hit.segment as usize];
-            shot_around(seg, section, &tried.queries[hit.query as usize], hit.entry as usize, accept, video.duration)
-        };
-        // The distinct runs of entries the hash found about as close as the best. When there
-        // are several, or the best is not close, the frames of each are looked at again in the
+        // The tiers that found anything, the most similar best hit first. Each in turn: the
+        // distinct runs of entries the hash found about as close as its best. When there are
+        // several, or the best is not close, the frames of each are looked at again in the
         // source (see `verify`): the one most like the query wins, and a match that is not
-        // close must look like the query there.
-        let runs = candidate_runs(&refs, &videos, tried, &best, &shot_of);
-        let looked = if runs.len() > 1 || best.dist as u32 > CLOSE {
-            look_again(&refs, &videos, tried, &runs, cancel)
-        } else {
-            Vec::new()
-        };
-        let winner = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score)).map(|&(run, l)| {
-            // The hash's own first choice stands unless another looks clearly more alike.
-            if looked[0].1.score >= l.score - verify::SAME_LOOK { looked[0] } else { (run, l) }
-        });
-        let (best, mut shot) = match winner {
-            Some((run, l)) => {
-                let (hit, mut shot) = runs[run];
-                if hit.dist as u32 > CLOSE && !l.alike() {
-                    return none();
+        // close must look like the query there; when none does, the next tier gets its turn
+        // (a wrong guess at a phone photo's screen must not hide the whole picture's match).
+        let mut ranked: Vec<&Tried> = tried.iter().filter(|t| !t.hits.is_empty()).collect();
+        let rank = |t: &Tried| similarity(t.hits[0].dist as u32, t.tier.accept());
+        ranked.sort_by(|a, b| rank(b).total_cmp(&rank(a)));
+        let mut decided = None;
+        for tried in ranked.into_iter().take(MAX_TIERS) {
+            let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(&refs, tried, hit, video);
+            let runs = candidate_runs(&refs, &videos, tried, &tried.hits[0], &shot_of);
+            let looked = if runs.len() > 1 || tried.hits[0].dist as u32 > CLOSE {
+                look_again(&refs, &videos, tried, &runs, cancel)
+            } else {
+                Vec::new()
+            };
+            let winner = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score)).map(|&(run, l)| {
+                // The hash's own first choice stands unless another looks clearly more alike.
+                if looked[0].1.score >= l.score - verify::SAME_LOOK { looked[0] } else { (run, l) }
+            });
+            let (best, shot) = match winner {
+                Some((run, l)) => {
+                    let (hit, mut shot) = runs[run];
+                    if hit.dist as u32 > CLOSE && !l.alike() {
+                        continue;
+                    }
+                    shot.at = l.at;
+                    shot.from = shot.from.min(l.from);
+                    shot.to = shot.to.max(l.to);
+                    (hit, shot)
                 }
-                shot.at = l.at;
-                shot.from = shot.from.min(l.from);
-                shot.to = shot.to.max(l.to);
-                (hit, shot)
-            }
-            // Not looked at (close and alone, or the file could not be read): the hash decides.
-            None => runs[0],
-        };
+                // Not looked at (close and alone, or the file could not be read): the hash decides.
+                None => runs[0],
+            };
+            decided = Some((tried, best, shot, runs, looked, winner));
+            break;
+        }
+        let Some((tried, best, mut shot, runs, looked, winner)) = decided else { return none() };
+        let (tier, accept) = (tried.tier, tried.tier.accept());
+        let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(&refs, tried, hit, video);
         let Some(video) = videos.get(&refs[best.segment as usize].video_id) else { return none() };
         shot.to = shot.to.min(video.duration);
         let mut m = self.make_match(
@@ -271,10 +281,10 @@ impl LibraryIndex {
 
     /// For each query hypothesis of `image` (labelled by its rectangle, `painted` for the
     /// subtitle-free picture's), the nearest whole-frame entry of video `video_id` within 0.6 s
-    /// of `t` (either mirror). For the benchmark's analysis of misses: which hypothesis came
-    /// close, and how close.
+    /// of `t` (either mirror): its distance and its first word's (the scan's first stage). For the
+    /// benchmark's analysis of misses: which hypothesis came close, and how close.
     #[doc(hidden)]
-    pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, u32)> {
+    pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, (u32, u32))> {
         let (segments, _) = self.snapshot();
         let query = StillQuery::new(image);
         // Entries of `section` of the video within 0.6 s of `t`.
@@ -288,12 +298,17 @@ impl LibraryIndex {
                 .collect()
         };
         let (frames_near, uppers_near) = (near(Section::Frames), near(Section::Upper));
+        // The nearest entry's distance, and its first word's (the scan's first stage).
         let closest = |near: &[Hash], f: &FrameHash| {
-            near.iter().map(|h| hash::hamming(h, &f.hash).min(hash::hamming(h, &f.mirror))).min().unwrap_or(256)
+            near.iter()
+                .flat_map(|h| [(h, &f.hash), (h, &f.mirror)])
+                .map(|(h, q)| (hash::hamming(h, q), (h[0] ^ q[0]).count_ones()))
+                .min()
+                .unwrap_or((256, 64))
         };
         let label = |r: &hash::Rect| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1);
         let own = query.rects().len();
-        let mut out: Vec<(String, u32)> = query
+        let mut out: Vec<(String, (u32, u32))> = query
             .frame_cuts()
             .iter()
             .enumerate()
@@ -328,6 +343,20 @@ impl LibraryIndex {
         }
         (passed, scanned)
     }
+}
+
+/// The whole shot around `hit` of one tier's scan (see [`shot_around`]).
+fn shot_for(refs: &[&Segment], tried: &Tried, hit: &Hit, video: &VideoRecord) -> Shot {
+    let seg = refs[hit.segment as usize];
+    let tier = tried.tier;
+    shot_around(
+        seg,
+        tier.section(),
+        &tried.queries[hit.query as usize],
+        hit.entry as usize,
+        tier.accept(),
+        video.duration,
+    )
 }
 
 /// The distinct runs of entries among `tried`'s hits within [`VERIFY_SLACK`] bits of `best`,
