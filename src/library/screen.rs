@@ -138,7 +138,7 @@ fn median3(x: f32, y: f32, z: f32) -> f32 {
 
 /// The edge of one side, judged over lines `lines.0..lines.1` across it; [`NONE`] when no
 /// line has [`MIN_VOTES`].
-fn best_edge(p: &Profile, lines: (usize, usize), order: &[u8]) -> Edge {
+fn best_edge(p: &Profile, lines: (usize, usize), bezel_only: bool) -> Edge {
     let (n, len) = (p.n, p.len);
     let max = ((len as f32 * MAX_SHARE) as usize).min(len.saturating_sub(GAP + INNER + 1));
     let min = GAP + OUTER;
@@ -199,25 +199,34 @@ fn best_edge(p: &Profile, lines: (usize, usize), order: &[u8]) -> Edge {
         }
         let top = candidates.iter().map(|e| e.votes).fold(0.0, f32::max);
         if top < MIN_VOTES {
-            return NONE;
+            return (NONE, top);
         }
-        candidates
+        let edge = candidates
             .into_iter()
             .filter(|e| e.votes >= OUTER_SHARE * top)
             .min_by(|x, y| (x.a + x.b).total_cmp(&(y.a + y.b)))
-            .unwrap_or(NONE)
+            .unwrap_or(NONE);
+        (edge, top)
     };
-    order.iter().map(|&kinds| choose(kinds)).find(|e| *e != NONE).unwrap_or(NONE)
+    if bezel_only {
+        return choose(DARK_BAND).0;
+    }
+    // A lit picture against a dark, flat border is the surest sign of a screen (a thin
+    // bezel's outer edge, blurred, can pass for the start of detail, never for a lit picture),
+    // when it is about as well supported as the best line of either kind: a bright patch of
+    // the picture's own against a dark one is lit too, along part of a side.
+    let (any, any_top) = choose(TEXTURED | LIT);
+    let (lit, lit_top) = choose(LIT);
+    if lit != NONE && lit_top >= LIT_SHARE * any_top {
+        return lit;
+    }
+    // The outer edge of a dark band is the last resort.
+    if any != NONE { any } else { choose(DARK_BAND).0 }
 }
 
-/// The kinds of votes an edge is chosen by, in turn. A lit picture against a dark, flat
-/// border is the surest sign of a screen: a bezel's own outer edge, blurred, can pass for the
-/// start of detail, never for a lit picture. The outer edge of a dark band is the last resort.
-const ORDER: [u8; 3] = [LIT, TEXTURED | LIT, DARK_BAND];
-/// When those find no screen (the lit middle of a night scene is too small to be one): the
-/// outer edges of the bezel alone. The screen lies a bezel's width inside them, and the dark
-/// picture there is cut as the index cuts a dark frame's flat sides.
-const BEZEL_ORDER: [u8; 1] = [DARK_BAND];
+/// A lit edge is taken before a textured one when it has at least this share of the votes of
+/// the best line of either kind.
+const LIT_SHARE: f32 = 0.6;
 /// A screen found by its bezel's outer edges is taken this share of the way to its middle.
 const BEZEL_INSET: f32 = 0.03;
 
@@ -229,28 +238,32 @@ pub fn find_screen(img: GrayView<'_>) -> Option<[(f32, f32); 4]> {
         return None;
     }
     let profiles = [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| profile(img, s));
-    find_with(&profiles, (w, h), &ORDER).or_else(|| {
+    // When the edges enclose no screen (the lit middle of a night scene is too small to be
+    // one): the outer edges of the bezel alone. The screen lies a bezel's width inside them,
+    // and the dark picture there is cut as the index cuts a dark frame's flat sides.
+    find_with(&profiles, (w, h), false).or_else(|| {
         // Inside the bezel's outer edges by a share of the screen: a line of the lit room
         // around the rectified picture would keep its dark sides from being cut.
-        let quad = find_with(&profiles, (w, h), &BEZEL_ORDER)?;
+        let quad = find_with(&profiles, (w, h), true)?;
         let (cx, cy) = (quad.iter().map(|p| p.0).sum::<f32>() / 4.0, quad.iter().map(|p| p.1).sum::<f32>() / 4.0);
         Some(quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET)))
     })
 }
 
-/// [`find_screen`] with edges chosen by `order` (see [`best_edge`]).
-fn find_with(profiles: &[Profile; 4], (w, h): (usize, usize), order: &[u8]) -> Option<[(f32, f32); 4]> {
+/// [`find_screen`] with edges chosen by every kind of vote, or by the bezel's outer edge
+/// alone (see [`best_edge`]).
+fn find_with(profiles: &[Profile; 4], (w, h): (usize, usize), bezel_only: bool) -> Option<[(f32, f32); 4]> {
     let [top, bottom, left, right] = profiles;
     // Top and bottom over every column, left and right over the rows between them, then top
     // and bottom again over the columns between those (a side is judged where the screen is).
-    let t = best_edge(top, (0, w), order);
-    let b = best_edge(bottom, (0, w), order);
+    let t = best_edge(top, (0, w), bezel_only);
+    let b = best_edge(bottom, (0, w), bezel_only);
     let rows = (t.a.max(t.b) as usize, h - b.a.max(b.b) as usize);
-    let l = best_edge(left, rows, order);
-    let r = best_edge(right, rows, order);
+    let l = best_edge(left, rows, bezel_only);
+    let r = best_edge(right, rows, bezel_only);
     let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
-    let t = best_edge(top, cols, order);
-    let b = best_edge(bottom, cols, order);
+    let t = best_edge(top, cols, bezel_only);
+    let b = best_edge(bottom, cols, bezel_only);
     if [t, b, l, r].iter().all(|e| *e == NONE) {
         return None;
     }

@@ -3,6 +3,7 @@
 //! rectified) and shape (a picture centred in a canvas of another shape). When the hash finds
 //! several moments about as close, the source decides between them (see `verify`).
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use image::DynamicImage;
@@ -41,9 +42,9 @@ const HIT_CAP: usize = 512;
 const VERIFY_SLACK: u32 = 10;
 /// At most this many candidate runs are looked at again (one short decode each, in parallel).
 const MAX_RUNS: usize = 4;
-/// At most this many tiers get their turn to be looked at, when the more similar ones' frames
-/// do not look like the query.
-const MAX_TIERS: usize = 3;
+/// At most this many tiers (each screen found counts as one) get their turn to be looked at,
+/// when the more similar ones' frames do not look like the query.
+const MAX_TIERS: usize = 4;
 
 /// One tier a still was searched in: its cuts, its query hashes (even indexes as given, odd
 /// ones mirrored: query `q` is cut `q / 2`) and its hits, best first.
@@ -182,8 +183,11 @@ impl LibraryIndex {
         ];
         if search(Tier::Frame, frame_cuts, hypotheses).is_none_or(|(_, b)| b.dist as u32 > CLOSE) {
             for (tier, cuts) in fallbacks {
-                let (cuts, found) = hash_cuts(cuts(), tier.drops_flat());
-                search(tier, cuts, found);
+                // Each screen found is a guess of its own, with its own turn below.
+                for cuts in by_square(cuts(), tier == Tier::Screen) {
+                    let (cuts, found) = hash_cuts(cuts, tier.drops_flat());
+                    search(tier, cuts, found);
+                }
             }
         }
         let none = || SearchAnswer::none("No match in the library.", total, videos.len(), started);
@@ -343,6 +347,21 @@ impl LibraryIndex {
         }
         (passed, scanned)
     }
+}
+
+/// `cuts` in groups of one square each when `split`, else in one group.
+fn by_square(cuts: Vec<Cut>, split: bool) -> Vec<Vec<Cut>> {
+    if !split {
+        return vec![cuts];
+    }
+    let mut groups: Vec<Vec<Cut>> = Vec::new();
+    for cut in cuts {
+        match groups.iter_mut().find(|g| Arc::ptr_eq(&g[0].square, &cut.square)) {
+            Some(group) => group.push(cut),
+            None => groups.push(vec![cut]),
+        }
+    }
+    groups
 }
 
 /// The whole shot around `hit` of one tier's scan (see [`shot_around`]).
