@@ -180,48 +180,54 @@ fn best_edge(p: &Profile, lines: (usize, usize), bezel_only: bool) -> Edge {
     let span = n - 1;
     // Every other line is enough to count votes.
     let counted = (lines.1 - lines.0).div_ceil(2) as f32;
-    // The outermost of the lines that `kinds` of votes (a bit set of TEXTURED and LIT) make
-    // nearly as well as the best.
-    let choose = |kinds: u8| {
-        let mut candidates = Vec::new();
-        for a in min..=max {
-            for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
-                let votes = (lines.0..lines.1)
-                    .step_by(2)
-                    .filter(|&i| {
-                        // a + (b - a) i / span, rounded, in integers.
-                        let q = (a * span + b * i + span / 2 - a * i) / span;
-                        vote[i * (max + 1) + q] & kinds != 0
-                    })
-                    .count();
-                candidates.push(Edge { a: a as f32, b: b as f32, votes: votes as f32 / counted });
+    // Every line's votes of each kind set (either TEXTURED or LIT, LIT, DARK_BAND), counted in
+    // one pass.
+    const SETS: [u8; 3] = [TEXTURED | LIT, LIT, DARK_BAND];
+    let mut lines_of: Vec<(usize, usize, [usize; 3])> = Vec::new();
+    for a in min..=max {
+        for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
+            let mut votes = [0usize; 3];
+            for i in (lines.0..lines.1).step_by(2) {
+                // a + (b - a) i / span, rounded, in integers.
+                let q = (a * span + b * i + span / 2 - a * i) / span;
+                let v = vote[i * (max + 1) + q];
+                votes[0] += usize::from(v & SETS[0] != 0);
+                votes[1] += usize::from(v & SETS[1] != 0);
+                votes[2] += usize::from(v & SETS[2] != 0);
             }
+            lines_of.push((a, b, votes));
         }
-        let top = candidates.iter().map(|e| e.votes).fold(0.0, f32::max);
+    }
+    // The outermost of the lines that the kind set `k` of [`SETS`] votes for nearly as well as
+    // the best, and the best's share of votes.
+    let choose = |k: usize| {
+        let share = |votes: &[usize; 3]| votes[k] as f32 / counted;
+        let top = lines_of.iter().map(|(_, _, v)| share(v)).fold(0.0, f32::max);
         if top < MIN_VOTES {
             return (NONE, top);
         }
-        let edge = candidates
-            .into_iter()
-            .filter(|e| e.votes >= OUTER_SHARE * top)
-            .min_by(|x, y| (x.a + x.b).total_cmp(&(y.a + y.b)))
-            .unwrap_or(NONE);
+        let edge = lines_of
+            .iter()
+            .filter(|(_, _, v)| share(v) >= OUTER_SHARE * top)
+            .min_by_key(|(a, b, _)| a + b)
+            .map_or(NONE, |(a, b, v)| Edge { a: *a as f32, b: *b as f32, votes: share(v) });
         (edge, top)
     };
+    let (either, lit, dark) = (0, 1, 2);
     if bezel_only {
-        return choose(DARK_BAND).0;
+        return choose(dark).0;
     }
     // A lit picture against a dark, flat border is the surest sign of a screen (a thin
     // bezel's outer edge, blurred, can pass for the start of detail, never for a lit picture),
     // when it is about as well supported as the best line of either kind: a bright patch of
     // the picture's own against a dark one is lit too, along part of a side.
-    let (any, any_top) = choose(TEXTURED | LIT);
-    let (lit, lit_top) = choose(LIT);
+    let (any, any_top) = choose(either);
+    let (lit, lit_top) = choose(lit);
     if lit != NONE && lit_top >= LIT_SHARE * any_top {
         return lit;
     }
     // The outer edge of a dark band is the last resort.
-    if any != NONE { any } else { choose(DARK_BAND).0 }
+    if any != NONE { any } else { choose(dark).0 }
 }
 
 /// A lit edge is taken before a textured one when it has at least this share of the votes of
