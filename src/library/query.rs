@@ -106,15 +106,15 @@ impl StillQuery {
         self.on_square(hash::upper_query_rects(self.view(), &self.rects))
     }
 
-    /// A phone photo's screen, found and warped back to the frame square (see
-    /// [`screen::screen_squares`]): cut as the index cuts, and whole where that differs.
-    pub fn screen_cuts(&self) -> Vec<Cut> {
+    /// Each screen a phone photo shows, found and warped back to the frame square (see
+    /// [`screen::screen_squares`]): its cuts, as the index cuts and whole where that differs.
+    pub fn screen_cuts(&self) -> Vec<Vec<Cut>> {
         screen::screen_squares(&self.gray, frames::FRAME_SIDE)
             .into_iter()
-            .flat_map(|square| {
+            .map(|square| {
                 let rects = screen::square_rects(frames::frame_view(&square));
                 let square: Arc<[u8]> = square.into();
-                rects.into_iter().map(move |rect| Cut { square: square.clone(), rect })
+                rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
             })
             .collect()
     }

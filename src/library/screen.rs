@@ -164,16 +164,15 @@ fn best_edge(p: &Profile, lines: (usize, usize), bezel_only: bool) -> Edge {
             // Quiet outside: hardly a step from the photo's side to the line.
             let quiet = busy[q - 1] <= 2 + q / 10;
             let textured = quiet && inner > RATIO * outer + FLOOR;
-            let lit = l[q + 1] - l[q - 2] >= STEP && median3(ds[q - GAP - 1], ds[q - GAP - 2], ds[q - GAP - 3]) <= FLAT;
+            let smooth_outer = median3(ds[q - GAP - 1], ds[q - GAP - 2], ds[q - GAP - 3]);
+            let lit = l[q + 1] - l[q - 2] >= STEP && smooth_outer <= FLAT;
             // A dark, flat band starts behind a brighter outside: the outer edge of a bezel
             // around a picture too dark at its own edge to show where it starts.
             let dark = l[q - 2] - l[q + 1] >= STEP
                 && median3(ds[q + GAP], ds[q + GAP + 1], ds[q + GAP + 2]) <= FLAT
                 && l[q + GAP + 1] <= DARK;
-            vote[i * (max + 1) + q] = [(textured, TEXTURED), (lit, LIT), (dark, DARK_BAND)]
-                .into_iter()
-                .filter(|&(yes, _)| yes)
-                .fold(0, |kinds, (_, kind)| kinds | kind);
+            vote[i * (max + 1) + q] =
+                (u8::from(textured) * TEXTURED) | (u8::from(lit) * LIT) | (u8::from(dark) * DARK_BAND);
         }
     }
     let slope = (n as f32 * MAX_SLOPE) as usize;
@@ -213,21 +212,22 @@ fn best_edge(p: &Profile, lines: (usize, usize), bezel_only: bool) -> Edge {
             .map_or(NONE, |(a, b, v)| Edge { a: *a as f32, b: *b as f32, votes: share(v) });
         (edge, top)
     };
-    let (either, lit, dark) = (0, 1, 2);
+    // Indexes into SETS.
+    let (either_kind, lit_kind, dark_kind) = (0, 1, 2);
     if bezel_only {
-        return choose(dark).0;
+        return choose(dark_kind).0;
     }
     // A lit picture against a dark, flat border is the surest sign of a screen (a thin
     // bezel's outer edge, blurred, can pass for the start of detail, never for a lit picture),
     // when it is about as well supported as the best line of either kind: a bright patch of
     // the picture's own against a dark one is lit too, along part of a side.
-    let (any, any_top) = choose(either);
-    let (lit, lit_top) = choose(lit);
+    let (any, any_top) = choose(either_kind);
+    let (lit, lit_top) = choose(lit_kind);
     if lit != NONE && lit_top >= LIT_SHARE * any_top {
         return lit;
     }
     // The outer edge of a dark band is the last resort.
-    if any != NONE { any } else { choose(dark).0 }
+    if any != NONE { any } else { choose(dark_kind).0 }
 }
 
 /// A lit edge is taken before a textured one when it has at least this share of the votes of

@@ -3,7 +3,6 @@
 //! rectified) and shape (a picture centred in a canvas of another shape). When the hash finds
 //! several moments about as close, the source decides between them (see `verify`).
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Instant;
 
 use image::DynamicImage;
@@ -45,6 +44,10 @@ const MAX_RUNS: usize = 4;
 /// At most this many tiers (each screen found counts as one) get their turn to be looked at,
 /// when the more similar ones' frames do not look like the query.
 const MAX_TIERS: usize = 4;
+
+/// A fallback tier's cuts of the query, made when the tier is tried: in groups searched (and
+/// given their turn to be looked at) one by one.
+type Guesses<'q> = &'q dyn Fn() -> Vec<Vec<Cut>>;
 
 /// One tier a still was searched in: its cuts, its query hashes (even indexes as given, odd
 /// ones mirrored: query `q` is cut `q / 2`) and its hits, best first.
@@ -145,8 +148,7 @@ impl LibraryIndex {
         // Each tier tried: its cuts, its query hashes (even indexes as given, odd ones
         // mirrored: query `q` is cut `q / 2`) and its hits.
         let mut tried: Vec<Tried> = Vec::new();
-        let mut chosen: Option<(Tier, Hit)> = None;
-        // Scans one tier; its best hit is chosen when it is more similar than the one so far.
+        // Scans one tier.
         let mut search = |tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>| {
             let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
             let hits = if queries.is_empty() {
@@ -155,36 +157,30 @@ impl LibraryIndex {
                 // Room for every entry of a scene shared by a few dozen videos.
                 scan::scan(&refs, tier.section(), &queries, tier.accept(), tier.prefilter(), HIT_CAP)
             };
-            if let Some(h) = hits.first()
-                && chosen.is_none_or(|(t, b)| {
-                    similarity(h.dist as u32, tier.accept()) > similarity(b.dist as u32, t.accept())
-                })
-            {
-                chosen = Some((tier, *h));
-            }
+            let best = hits.first().map(|h| h.dist as u32);
             tried.push(Tried { tier, cuts, queries, hits });
-            chosen
+            best
         };
         // When the whole picture found nothing close, every fallback tier is tried (stopping at
         // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
         // won; README, "Fifth round"):
-        let fallbacks: [(Tier, &dyn Fn() -> Vec<Cut>); 4] = [
+        let fallbacks: [(Tier, Guesses<'_>); 4] = [
             // the picture may be a crop: the indexed centre windows inside it;
-            (Tier::Crop, &|| query.crop_cuts()),
+            (Tier::Crop, &|| vec![query.crop_cuts()]),
             // its lower part may be covered (big subtitles, a player's controls, a
             // broadcaster's lower third): its top against the indexed tops of key frames;
-            (Tier::Upper, &|| query.upper_cuts()),
+            (Tier::Upper, &|| vec![query.upper_cuts()]),
             // it may be a phone photo of a screen: the screen found and warped back to a
             // rectangle, against whole frames (the ordinary queries above are not touched);
+            // each screen found is a guess of its own, with its own turn below;
             (Tier::Screen, &|| query.screen_cuts()),
             // its bars may not show where they end (a dark film over its own blurred copy):
             // where a picture of each film shape would lie, centred, cut as the index cuts.
-            (Tier::Shape, &|| query.shape_cuts()),
+            (Tier::Shape, &|| vec![query.shape_cuts()]),
         ];
-        if search(Tier::Frame, frame_cuts, hypotheses).is_none_or(|(_, b)| b.dist as u32 > CLOSE) {
-            for (tier, cuts) in fallbacks {
-                // Each screen found is a guess of its own, with its own turn below.
-                for cuts in by_square(cuts(), tier == Tier::Screen) {
+        if search(Tier::Frame, frame_cuts, hypotheses).is_none_or(|d| d > CLOSE) {
+            for (tier, groups) in fallbacks {
+                for cuts in groups() {
                     let (cuts, found) = hash_cuts(cuts, tier.drops_flat());
                     search(tier, cuts, found);
                 }
@@ -322,7 +318,7 @@ impl LibraryIndex {
             let (cuts, hashes) = hash_cuts(cuts, false);
             out.extend(cuts.iter().zip(&hashes).map(|(c, f)| (format!("{name} {}", label(&c.rect)), closest(near, f))));
         };
-        tier("screen", query.screen_cuts(), &frames_near);
+        tier("screen", query.screen_cuts().concat(), &frames_near);
         tier("shape", query.shape_cuts(), &frames_near);
         tier("upper", query.upper_cuts(), &uppers_near);
         out
@@ -347,21 +343,6 @@ impl LibraryIndex {
         }
         (passed, scanned)
     }
-}
-
-/// `cuts` in groups of one square each when `split`, else in one group.
-fn by_square(cuts: Vec<Cut>, split: bool) -> Vec<Vec<Cut>> {
-    if !split {
-        return vec![cuts];
-    }
-    let mut groups: Vec<Vec<Cut>> = Vec::new();
-    for cut in cuts {
-        match groups.iter_mut().find(|g| Arc::ptr_eq(&g[0].square, &cut.square)) {
-            Some(group) => group.push(cut),
-            None => groups.push(vec![cut]),
-        }
-    }
-    groups
 }
 
 /// The whole shot around `hit` of one tier's scan (see [`shot_around`]).

@@ -216,9 +216,15 @@ impl Slot {
     /// last request still seemed to hold (the give-back of [`Drop`] runs later, in a task).
     pub async fn release(mut self) {
         self.held = false;
-        if let Err(e) = self.limit.refund(&self.db, &self.subject, 1).await {
-            tracing::warn!(error = %e, "giving back a concurrent API slot failed; it frees when its window ends");
-        }
+        give_back(self.limit, &self.db, &self.subject).await;
+    }
+}
+
+/// Refunds one concurrent slot of `limit` to `subject`; a failure is logged (the slot frees
+/// when its window ends).
+async fn give_back(limit: Limit, db: &DatabaseConnection, subject: &str) {
+    if let Err(e) = limit.refund(db, subject, 1).await {
+        tracing::warn!(error = %e, "giving back a concurrent API slot failed; it frees when its window ends");
     }
 }
 
@@ -230,11 +236,7 @@ impl Drop for Slot {
         let (db, limit, subject) = (self.db.clone(), self.limit, std::mem::take(&mut self.subject));
         match tokio::runtime::Handle::try_current() {
             Ok(rt) => {
-                rt.spawn(async move {
-                    if let Err(e) = limit.refund(&db, &subject, 1).await {
-                        tracing::warn!(error = %e, "giving back a concurrent API slot failed; it frees when its window ends");
-                    }
-                });
+                rt.spawn(async move { give_back(limit, &db, &subject).await });
             }
             Err(_) => tracing::warn!("no runtime to give back a concurrent API slot; it frees when its window ends"),
         }
