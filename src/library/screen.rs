@@ -136,19 +136,27 @@ fn median3(x: f32, y: f32, z: f32) -> f32 {
     x.max(y).min(x.min(y).max(z))
 }
 
-/// The edge of one side, judged over lines `lines.0..lines.1` across it; [`NONE`] when no
-/// line has [`MIN_VOTES`].
-fn best_edge(p: &Profile, lines: (usize, usize), bezel_only: bool) -> Edge {
+/// Every line's votes across one side: `bits[i * (max + 1) + q]` says what line `i` sees
+/// start at pixel `q` (a set of [`TEXTURED`], [`LIT`], [`DARK_BAND`]), for `q` in
+/// `min..=max`. Made once for every line of a side; each pass counts them over the lines it
+/// judges.
+struct Votes {
+    n: usize,
+    min: usize,
+    max: usize,
+    bits: Vec<u8>,
+}
+
+fn votes(p: &Profile) -> Option<Votes> {
     let (n, len) = (p.n, p.len);
     let max = ((len as f32 * MAX_SHARE) as usize).min(len.saturating_sub(GAP + INNER + 1));
     let min = GAP + OUTER;
-    if max <= min || lines.1 <= lines.0 + 1 || n < 2 {
-        return NONE;
+    if max <= min || n < 2 {
+        return None;
     }
-    // vote[i * (max + 1) + q]: line i says the picture starts at pixel q.
-    let mut vote = vec![0u8; n * (max + 1)];
+    let mut bits = vec![0u8; n * (max + 1)];
     let mut busy = vec![0usize; len + 1];
-    for i in lines.0..lines.1 {
+    for i in 0..n {
         let d = &p.step[i * len..(i + 1) * len];
         let l = &p.level[i * len..(i + 1) * len];
         let ds = &p.smooth_step[i * len..(i + 1) * len];
@@ -171,63 +179,119 @@ fn best_edge(p: &Profile, lines: (usize, usize), bezel_only: bool) -> Edge {
             let dark = l[q - 2] - l[q + 1] >= STEP
                 && median3(ds[q + GAP], ds[q + GAP + 1], ds[q + GAP + 2]) <= FLAT
                 && l[q + GAP + 1] <= DARK;
-            vote[i * (max + 1) + q] =
+            bits[i * (max + 1) + q] =
                 (u8::from(textured) * TEXTURED) | (u8::from(lit) * LIT) | (u8::from(dark) * DARK_BAND);
         }
     }
-    let slope = (n as f32 * MAX_SLOPE) as usize;
-    let span = n - 1;
-    // Every other line is enough to count votes.
-    let counted = (lines.1 - lines.0).div_ceil(2) as f32;
-    // Every line's votes of each kind set (either TEXTURED or LIT, LIT, DARK_BAND), counted in
-    // one pass.
-    const SETS: [u8; 3] = [TEXTURED | LIT, LIT, DARK_BAND];
-    let mut lines_of: Vec<(usize, usize, [usize; 3])> = Vec::new();
-    for a in min..=max {
-        for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
-            let mut votes = [0usize; 3];
-            for i in (lines.0..lines.1).step_by(2) {
-                // a + (b - a) i / span, rounded, in integers.
-                let q = (a * span + b * i + span / 2 - a * i) / span;
-                let v = vote[i * (max + 1) + q];
-                votes[0] += usize::from(v & SETS[0] != 0);
-                votes[1] += usize::from(v & SETS[1] != 0);
-                votes[2] += usize::from(v & SETS[2] != 0);
+    Some(Votes { n, min, max, bits })
+}
+
+/// The kind sets a side's edge is chosen by (see [`Counted::edge`]): either detail or a lit
+/// picture, a lit picture alone, a bezel's outer edge.
+const SETS: [u8; 3] = [TEXTURED | LIT, LIT, DARK_BAND];
+
+/// One side's candidate edges judged over some of its lines: for each kind set of [`SETS`],
+/// the edge it chooses and the best line's share of votes.
+#[derive(Clone, Copy)]
+struct Counted {
+    chosen: [(Edge, f32); 3],
+}
+
+/// Counts `v`'s votes along every straight line across lines `lines.0..lines.1` (every
+/// other line), from `a` at line 0 to `b` at line `n - 1`, `|a - b|` at most [`MAX_SLOPE`] of
+/// `n`; for each kind set, the outermost line it votes for nearly as well as its best.
+fn count(v: &Votes, lines: (usize, usize)) -> Counted {
+    let none = Counted { chosen: [(NONE, 0.0); 3] };
+    let (n, min, max) = (v.n, v.min, v.max);
+    if lines.1 <= lines.0 + 1 {
+        return none;
+    }
+    let width = max + 1;
+    let slope = (n as f32 * MAX_SLOPE) as isize;
+    let span = (n - 1) as isize;
+    let slopes = (2 * slope + 1) as usize;
+    // The line from a to b = a + s - slope passes line i at a + shift[s]: a + (b - a) i / span,
+    // rounded half up (so every line's pixels are those of the same line counted one by one).
+    // Each line across the side adds its votes to a whole row of candidate lines at once.
+    let mut votes = [vec![0u16; slopes * width], vec![0u16; slopes * width], vec![0u16; slopes * width]];
+    let mut row = vec![0u8; width];
+    for i in (lines.0..lines.1).step_by(2) {
+        let bits = &v.bits[i * width..(i + 1) * width];
+        for (k, set) in SETS.iter().enumerate() {
+            for (r, b) in row.iter_mut().zip(bits) {
+                *r = u8::from(b & set != 0);
             }
-            lines_of.push((a, b, votes));
+            for s in 0..slopes {
+                let d = s as isize - slope;
+                let shift = (d * i as isize + span / 2).div_euclid(span);
+                let (lo, hi) = a_range(min, max, d);
+                if lo > hi {
+                    continue;
+                }
+                let from = (lo as isize + shift) as usize;
+                let dst = &mut votes[k][s * width + lo..=s * width + hi];
+                for (c, r) in dst.iter_mut().zip(&row[from..=from + (hi - lo)]) {
+                    *c += u16::from(*r);
+                }
+            }
         }
     }
-    // The outermost of the lines that the kind set `k` of [`SETS`] votes for nearly as well as
-    // the best, and the best's share of votes.
-    let choose = |k: usize| {
-        let share = |votes: &[usize; 3]| votes[k] as f32 / counted;
-        let top = lines_of.iter().map(|(_, _, v)| share(v)).fold(0.0, f32::max);
+    let counted = (lines.1 - lines.0).div_ceil(2) as f32;
+    let mut chosen = none.chosen;
+    for (k, votes) in votes.iter().enumerate() {
+        let share = |s: usize, a: usize| votes[s * width + a] as f32 / counted;
+        let candidates = || {
+            (0..slopes).flat_map(move |s| {
+                let (lo, hi) = a_range(min, max, s as isize - slope);
+                (lo..=hi).map(move |a| (s, a))
+            })
+        };
+        let top = candidates().map(|(s, a)| share(s, a)).fold(0.0, f32::max);
         if top < MIN_VOTES {
-            return (NONE, top);
+            chosen[k] = (NONE, top);
+            continue;
         }
-        let edge = lines_of
-            .iter()
-            .filter(|(_, _, v)| share(v) >= OUTER_SHARE * top)
-            .min_by_key(|(a, b, _)| a + b)
-            .map_or(NONE, |(a, b, v)| Edge { a: *a as f32, b: *b as f32, votes: share(v) });
-        (edge, top)
-    };
-    // Indexes into SETS.
-    let (either_kind, lit_kind, dark_kind) = (0, 1, 2);
-    if bezel_only {
-        return choose(dark_kind).0;
+        // The outermost (smallest a + b; of equals, the smallest a).
+        let edge = candidates()
+            .filter(|&(s, a)| share(s, a) >= OUTER_SHARE * top)
+            .min_by_key(|&(s, a)| (2 * a + s, a))
+            .map_or(NONE, |(s, a)| {
+                let b = (a as isize + s as isize - slope) as usize;
+                Edge { a: a as f32, b: b as f32, votes: share(s, a) }
+            });
+        chosen[k] = (edge, top);
     }
-    // A lit picture against a dark, flat border is the surest sign of a screen (a thin
-    // bezel's outer edge, blurred, can pass for the start of detail, never for a lit picture),
-    // when it is about as well supported as the best line of either kind: a bright patch of
-    // the picture's own against a dark one is lit too, along part of a side.
-    let (any, any_top) = choose(either_kind);
-    let (lit, lit_top) = choose(lit_kind);
-    if lit != NONE && lit_top >= LIT_SHARE * any_top {
-        return lit;
+    Counted { chosen }
+}
+
+/// The starts `a` in `min..=max` whose line ends at `a + d` in `min..=max` too.
+fn a_range(min: usize, max: usize, d: isize) -> (usize, usize) {
+    let lo = (min as isize).max(min as isize - d) as usize;
+    let hi = (max as isize).min(max as isize - d);
+    (lo, hi.max(lo as isize - 1) as usize)
+}
+
+impl Counted {
+    /// The edge of the side; [`NONE`] when no line has [`MIN_VOTES`]. With `bezel_only`, only
+    /// a bezel's outer edge.
+    fn edge(&self, bezel_only: bool) -> Edge {
+        // Indexes into SETS.
+        let (either_kind, lit_kind, dark_kind) = (0, 1, 2);
+        if bezel_only {
+            return self.chosen[dark_kind].0;
+        }
+        // A lit picture against a dark, flat border is the surest sign of a screen (a thin
+        // bezel's outer edge, blurred, can pass for the start of detail, never for a lit
+        // picture), when it is about as well supported as the best line of either kind: a
+        // bright patch of the picture's own against a dark one is lit too, along part of a side.
+        let (any, any_top) = self.chosen[either_kind];
+        let (lit, lit_top) = self.chosen[lit_kind];
+        if lit != NONE && lit_top >= LIT_SHARE * any_top {
+            return lit;
+        }
+        // The outer edge of a dark band is the last resort.
+        if any != NONE { any } else { self.chosen[dark_kind].0 }
     }
-    // The outer edge of a dark band is the last resort.
-    if any != NONE { any } else { choose(dark_kind).0 }
 }
 
 /// A lit edge is taken before a textured one when it has at least this share of the votes of
@@ -243,36 +307,69 @@ pub fn find_screen(img: GrayView<'_>) -> Option<[(f32, f32); 4]> {
     if w < 64 || h < 64 {
         return None;
     }
-    let profiles = [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| profile(img, s));
+    let mut sides = Sides {
+        votes: [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| votes(&profile(img, s))),
+        counted: Vec::new(),
+    };
     // When the edges enclose no screen (the lit middle of a night scene is too small to be
     // one): the outer edges of the bezel alone. The screen lies a bezel's width inside them,
     // and the dark picture there is cut as the index cuts a dark frame's flat sides.
-    find_with(&profiles, (w, h), false).or_else(|| {
+    sides.find((w, h), false).or_else(|| {
         // Inside the bezel's outer edges by a share of the screen: a line of the lit room
         // around the rectified picture would keep its dark sides from being cut.
-        let quad = find_with(&profiles, (w, h), true)?;
+        let quad = sides.find((w, h), true)?;
         let (cx, cy) = (quad.iter().map(|p| p.0).sum::<f32>() / 4.0, quad.iter().map(|p| p.1).sum::<f32>() / 4.0);
         Some(quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET)))
     })
 }
 
-/// [`find_screen`] with edges chosen by every kind of vote, or by the bezel's outer edge
-/// alone (see [`best_edge`]).
-fn find_with(profiles: &[Profile; 4], (w, h): (usize, usize), bezel_only: bool) -> Option<[(f32, f32); 4]> {
-    let [top, bottom, left, right] = profiles;
-    // Top and bottom over every column, left and right over the rows between them, then top
-    // and bottom again over the columns between those (a side is judged where the screen is).
-    let t = best_edge(top, (0, w), bezel_only);
-    let b = best_edge(bottom, (0, w), bezel_only);
-    let rows = (t.a.max(t.b) as usize, h - b.a.max(b.b) as usize);
-    let l = best_edge(left, rows, bezel_only);
-    let r = best_edge(right, rows, bezel_only);
-    let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
-    let t = best_edge(top, cols, bezel_only);
-    let b = best_edge(bottom, cols, bezel_only);
-    if [t, b, l, r].iter().all(|e| *e == NONE) {
-        return None;
+/// The four sides' votes (top, bottom, left, right), and the counts already made over them:
+/// both ways of choosing edges start from the same passes.
+struct Sides {
+    votes: [Option<Votes>; 4],
+    counted: Vec<(usize, (usize, usize), Counted)>,
+}
+
+impl Sides {
+    /// The edge of side `side` (an index into [`Sides::votes`]) judged over `lines`.
+    fn edge(&mut self, side: usize, lines: (usize, usize), bezel_only: bool) -> Edge {
+        let Some(votes) = &self.votes[side] else { return NONE };
+        let counted = match self.counted.iter().find(|(s, l, _)| (*s, *l) == (side, lines)) {
+            Some((_, _, c)) => *c,
+            None => {
+                let c = count(votes, lines);
+                self.counted.push((side, lines, c));
+                c
+            }
+        };
+        counted.edge(bezel_only)
     }
+
+    /// The screen with edges chosen by every kind of vote, or by the bezel's outer edge alone
+    /// (see [`Counted::edge`]).
+    fn find(&mut self, (w, h): (usize, usize), bezel_only: bool) -> Option<[(f32, f32); 4]> {
+        let (top, bottom, left, right) = (0, 1, 2, 3);
+        // Top and bottom over every column, left and right over the rows between them, then
+        // top and bottom again over the columns between those (a side is judged where the
+        // screen is).
+        let t = self.edge(top, (0, w), bezel_only);
+        let b = self.edge(bottom, (0, w), bezel_only);
+        let rows = (t.a.max(t.b) as usize, h - b.a.max(b.b) as usize);
+        let l = self.edge(left, rows, bezel_only);
+        let r = self.edge(right, rows, bezel_only);
+        let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
+        let t = self.edge(top, cols, bezel_only);
+        let b = self.edge(bottom, cols, bezel_only);
+        if [t, b, l, r].iter().all(|e| *e == NONE) {
+            return None;
+        }
+        quad_of([t, b, l, r], (w, h))
+    }
+}
+
+/// The corners where the edges `[top, bottom, left, right]` of a `w` x `h` photo meet; `None`
+/// when they enclose less than [`MIN_AREA`] of it.
+fn quad_of([t, b, l, r]: [Edge; 4], (w, h): (usize, usize)) -> Option<[(f32, f32); 4]> {
     let (wf, hf) = ((w - 1) as f32, (h - 1) as f32);
     let top_y = |x: f32| t.a + (t.b - t.a) * x / wf;
     let bottom_y = |x: f32| hf - (b.a + (b.b - b.a) * x / wf);
@@ -597,5 +694,77 @@ mod tests {
         );
         let b = hash::hash_rect(view, Rect { x0: 0, y0: 0, x1: w, y1: h });
         assert!(hash::hamming(&a.hash, &b.hash) <= 12, "{}", hash::hamming(&a.hash, &b.hash));
+    }
+
+    /// Every candidate line's votes counted one line of pixels at a time, as the definition
+    /// says: `(a, b, votes of each kind set)`.
+    fn count_plainly(v: &Votes, lines: (usize, usize)) -> Vec<(usize, usize, [usize; 3])> {
+        let (n, min, max) = (v.n, v.min, v.max);
+        let (slope, span) = ((n as f32 * MAX_SLOPE) as usize, n - 1);
+        let mut out = Vec::new();
+        for a in min..=max {
+            for b in a.saturating_sub(slope).max(min)..=(a + slope).min(max) {
+                let mut votes = [0usize; 3];
+                for i in (lines.0..lines.1).step_by(2) {
+                    let q = (a * span + b * i + span / 2 - a * i) / span;
+                    for (k, set) in SETS.iter().enumerate() {
+                        votes[k] += usize::from(v.bits[i * (max + 1) + q] & set != 0);
+                    }
+                }
+                out.push((a, b, votes));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn lines_counted_a_row_at_a_time_choose_what_counting_pixel_by_pixel_chooses() {
+        let mut seed = 0x9e37_79b9_u32;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed
+        };
+        for (n, max) in [(97, 40), (160, 57), (64, 20)] {
+            let min = GAP + OUTER;
+            // Sparse random votes, and a slanted edge of each kind for the lines to find.
+            let mut bits = vec![0u8; n * (max + 1)];
+            for i in 0..n {
+                for q in min..=max {
+                    if next() % 9 == 0 {
+                        bits[i * (max + 1) + q] = (next() % 8) as u8;
+                    }
+                }
+                for (k, (a, b)) in [(min + 3, min + 9), (max - 2, max - 8), (min + 12, min + 12)].into_iter().enumerate() {
+                    if next() % 3 != 0 {
+                        let q = a as isize + (b as isize - a as isize) * i as isize / n as isize;
+                        bits[i * (max + 1) + q as usize] |= 1 << k;
+                    }
+                }
+            }
+            let v = Votes { n, min, max, bits };
+            for lines in [(0, n), (5, n - 7), (n / 3, n / 3 + 1), (2, n / 2)] {
+                let counted = count(&v, lines);
+                let plain = count_plainly(&v, lines);
+                let total = (lines.1 - lines.0).div_ceil(2) as f32;
+                for k in 0..3 {
+                    let share = |votes: &[usize; 3]| votes[k] as f32 / total;
+                    let top = plain.iter().map(|(_, _, v)| share(v)).fold(0.0, f32::max);
+                    // A single line across a side says nothing about a line's slope.
+                    let top = if lines.1 <= lines.0 + 1 { 0.0 } else { top };
+                    let expected = if top < MIN_VOTES {
+                        NONE
+                    } else {
+                        plain
+                            .iter()
+                            .filter(|(_, _, v)| share(v) >= OUTER_SHARE * top)
+                            .min_by_key(|(a, b, _)| a + b)
+                            .map_or(NONE, |(a, b, v)| Edge { a: *a as f32, b: *b as f32, votes: share(v) })
+                    };
+                    assert_eq!(counted.chosen[k], (expected, top), "n {n}, lines {lines:?}, set {k}");
+                }
+            }
+        }
     }
 }
