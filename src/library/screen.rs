@@ -736,7 +736,9 @@ mod tests {
                         bits[i * (max + 1) + q] = (next() % 8) as u8;
                     }
                 }
-                for (k, (a, b)) in [(min + 3, min + 9), (max - 2, max - 8), (min + 12, min + 12)].into_iter().enumerate() {
+                for (k, (a, b)) in
+                    [(min + 3, min + 9), (max - 2, max - 8), (min + 12, min + 12)].into_iter().enumerate()
+                {
                     if next() % 3 != 0 {
                         let q = a as isize + (b as isize - a as isize) * i as isize / n as isize;
                         bits[i * (max + 1) + q as usize] |= 1 << k;
