@@ -164,14 +164,15 @@ fn votes(p: &Profile) -> Option<Votes> {
             busy[j + 1] = busy[j] + usize::from(d[j] > QUIET);
         }
         for q in min..=max {
-            let mut inner = [0f32; INNER];
-            inner.copy_from_slice(&d[q + GAP..q + GAP + INNER]);
-            inner.sort_unstable_by(f32::total_cmp);
-            let inner = inner[INNER / 2 - 1];
-            let outer = median3(d[q - GAP - 1], d[q - GAP - 2], d[q - GAP - 3]);
             // Quiet outside: hardly a step from the photo's side to the line.
             let quiet = busy[q - 1] <= 2 + q / 10;
-            let textured = quiet && inner > RATIO * outer + FLOOR;
+            // Detail inside: the inner band's third-smallest step exceeds the outer band's
+            // (median) by RATIO and FLOOR, that is at most two of its steps do not.
+            let textured = quiet && {
+                let outer = median3(d[q - GAP - 1], d[q - GAP - 2], d[q - GAP - 3]);
+                let floor = RATIO * outer + FLOOR;
+                d[q + GAP..q + GAP + INNER].iter().filter(|&&x| x <= floor).count() < INNER / 2
+            };
             let smooth_outer = median3(ds[q - GAP - 1], ds[q - GAP - 2], ds[q - GAP - 3]);
             let lit = l[q + 1] - l[q - 2] >= STEP && smooth_outer <= FLAT;
             // A dark, flat band starts behind a brighter outside: the outer edge of a bezel
@@ -220,6 +221,10 @@ fn count(v: &Votes, lines: (usize, usize)) -> Counted {
         for (k, set) in SETS.iter().enumerate() {
             for (r, b) in row.iter_mut().zip(bits) {
                 *r = u8::from(b & set != 0);
+            }
+            // Most lines vote for no position of a kind (a lit start is rare).
+            if !row.contains(&1) {
+                continue;
             }
             for s in 0..slopes {
                 let d = s as isize - slope;
