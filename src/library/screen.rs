@@ -173,8 +173,7 @@ fn votes(p: &Profile) -> Option<Votes> {
                 let floor = RATIO * outer + FLOOR;
                 d[q + GAP..q + GAP + INNER].iter().filter(|&&x| x <= floor).count() < INNER / 2
             };
-            let smooth_outer = median3(ds[q - GAP - 1], ds[q - GAP - 2], ds[q - GAP - 3]);
-            let lit = l[q + 1] - l[q - 2] >= STEP && smooth_outer <= FLAT;
+            let lit = l[q + 1] - l[q - 2] >= STEP && median3(ds[q - GAP - 1], ds[q - GAP - 2], ds[q - GAP - 3]) <= FLAT;
             // A dark, flat band starts behind a brighter outside: the outer edge of a bezel
             // around a picture too dark at its own edge to show where it starts.
             let dark = l[q - 2] - l[q + 1] >= STEP
@@ -211,10 +210,10 @@ fn count(v: &Votes, lines: (usize, usize)) -> Counted {
     let slope = (n as f32 * MAX_SLOPE) as isize;
     let span = (n - 1) as isize;
     let slopes = (2 * slope + 1) as usize;
-    // The line from a to b = a + s - slope passes line i at a + shift[s]: a + (b - a) i / span,
-    // rounded half up (so every line's pixels are those of the same line counted one by one).
-    // Each line across the side adds its votes to a whole row of candidate lines at once.
-    let mut votes = [vec![0u16; slopes * width], vec![0u16; slopes * width], vec![0u16; slopes * width]];
+    // The line from a to b = a + s - slope passes line i at a + shift, shift = (b - a) i / span
+    // rounded half up, the same for every a: each line across the side adds its votes to a
+    // whole row of candidate lines (one slope, every start) at once.
+    let mut votes: [Vec<u16>; 3] = std::array::from_fn(|_| vec![0u16; slopes * width]);
     let mut row = vec![0u8; width];
     for i in (lines.0..lines.1).step_by(2) {
         let bits = &v.bits[i * width..(i + 1) * width];
@@ -229,10 +228,7 @@ fn count(v: &Votes, lines: (usize, usize)) -> Counted {
             for s in 0..slopes {
                 let d = s as isize - slope;
                 let shift = (d * i as isize + span / 2).div_euclid(span);
-                let (lo, hi) = a_range(min, max, d);
-                if lo > hi {
-                    continue;
-                }
+                let Some((lo, hi)) = a_range(min, max, d) else { continue };
                 let from = (lo as isize + shift) as usize;
                 let dst = &mut votes[k][s * width + lo..=s * width + hi];
                 for (c, r) in dst.iter_mut().zip(&row[from..=from + (hi - lo)]) {
@@ -247,8 +243,9 @@ fn count(v: &Votes, lines: (usize, usize)) -> Counted {
         let share = |s: usize, a: usize| votes[s * width + a] as f32 / counted;
         let candidates = || {
             (0..slopes).flat_map(move |s| {
-                let (lo, hi) = a_range(min, max, s as isize - slope);
-                (lo..=hi).map(move |a| (s, a))
+                a_range(min, max, s as isize - slope)
+                    .into_iter()
+                    .flat_map(move |(lo, hi)| (lo..=hi).map(move |a| (s, a)))
             })
         };
         let top = candidates().map(|(s, a)| share(s, a)).fold(0.0, f32::max);
@@ -269,11 +266,12 @@ fn count(v: &Votes, lines: (usize, usize)) -> Counted {
     Counted { chosen }
 }
 
-/// The starts `a` in `min..=max` whose line ends at `a + d` in `min..=max` too.
-fn a_range(min: usize, max: usize, d: isize) -> (usize, usize) {
-    let lo = (min as isize).max(min as isize - d) as usize;
+/// The first and last start `a` in `min..=max` whose line ends at `a + d` in `min..=max` too;
+/// `None` when there is none.
+fn a_range(min: usize, max: usize, d: isize) -> Option<(usize, usize)> {
+    let lo = (min as isize).max(min as isize - d);
     let hi = (max as isize).min(max as isize - d);
-    (lo, hi.max(lo as isize - 1) as usize)
+    (lo <= hi).then_some((lo as usize, hi as usize))
 }
 
 impl Counted {
