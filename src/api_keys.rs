@@ -16,6 +16,7 @@ use tower_http::cors::{AllowHeaders, AllowMethods, AllowOrigin, CorsLayer, Expos
 
 use crate::entities::api_key;
 use crate::error::AppError;
+use crate::routes::extract::drain;
 use crate::services::api_keys::{self, INVALID_KEY};
 use crate::services::api_quota::{self, Refusal};
 use crate::services::settings::SettingsExt;
@@ -58,22 +59,6 @@ pub fn keyed_route(method: &Method, path: &str) -> bool {
 
 pub const KEY_FORBIDDEN: &str =
     "API keys can only identify, read your history and results, and read your quota. Sign in for everything else.";
-
-/// Most of a refused request's body that is read and thrown away before the refusal is sent,
-/// and how long that may take. A client that is still writing its upload when the answer
-/// comes meets a closed connection ("broken pipe") instead of the answer, unless the server
-/// has read what it sent; a screenshot fits, a long video does not and is cut off as before.
-const DRAIN_BYTES: usize = 4 << 20;
-const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Reads what is left of a refused request's body (at most [`DRAIN_BYTES`], for at most
-/// [`DRAIN_TIME`]), so that the client gets to read the refusal.
-async fn drain(req: Request) {
-    if req.method() == Method::GET || req.method() == Method::HEAD {
-        return;
-    }
-    let _ = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(req.into_body(), DRAIN_BYTES)).await;
-}
 
 fn unauthorized() -> Response {
     let mut res = AppError::Unauthorized(INVALID_KEY.into()).into_response();

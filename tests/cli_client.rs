@@ -86,41 +86,75 @@ async fn the_cli_identifies_a_file_with_a_key_from_the_environment() {
     server.stop();
 }
 
-/// A refusal that comes before the upload has been sent still reaches the client: the server
-/// reads what is left of a small body first, instead of closing the connection under a
-/// client that is still writing (which then saw "broken pipe" and not the answer).
-#[tokio::test]
-async fn a_refused_upload_is_read_before_the_refusal_is_sent() {
+/// Sends a 3 MB upload to `/api/identify` the slow way (the head, a pause in which the server
+/// decides, then the body) and returns what the server answered.
+async fn refusal_of_an_upload(server: &Server, auth: &str) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let dir = tempfile::tempdir().unwrap();
-    let env = vec![("REELFIND_DATA_DIR", dir.path().join("data").display().to_string())];
-    let mut server = Server::start("drain", dir.path(), &env).await;
     // More than the sockets' buffers hold, less than the server reads of a refused body.
-    let body = vec![b'x'; 3 << 20];
+    let mut body = b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.jpg\"\r\n\
+                     Content-Type: image/jpeg\r\n\r\n"
+        .to_vec();
+    body.extend(std::iter::repeat_n(b'x', 3 << 20));
+    body.extend_from_slice(b"\r\n--b--\r\n");
     let addr = server.origin.trim_start_matches("http://").to_owned();
     let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
     let head = format!(
-        "POST /api/identify HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer rf_0000000000000000000000000000000000000000\r\n\
+        "POST /api/identify HTTP/1.1\r\nHost: {addr}\r\n{auth}\
          Content-Type: multipart/form-data; boundary=b\r\nContent-Length: {}\r\n\r\n",
         body.len()
     );
     conn.write_all(head.as_bytes()).await.unwrap();
-    // The server has resolved the key and refused it by now; the body comes after.
+    // The server has refused the request by now; the body comes after.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     for part in body.chunks(64 << 10) {
         conn.write_all(part).await.expect("the server still reads the body");
     }
     let mut answer = Vec::new();
     let mut chunk = [0u8; 4096];
-    while !String::from_utf8_lossy(&answer).contains("API key") {
+    while !String::from_utf8_lossy(&answer).contains("\"code\"") {
         let n = conn.read(&mut chunk).await.expect("the refusal can be read");
         if n == 0 {
             break;
         }
         answer.extend_from_slice(&chunk[..n]);
     }
-    let answer = String::from_utf8_lossy(&answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// A refusal that comes before the upload has been sent still reaches the client: the server
+/// reads what is left of a small body first, instead of closing the connection under a
+/// client that is still writing (which then saw "broken pipe" and not the answer).
+#[tokio::test]
+async fn a_refused_upload_is_read_before_the_refusal_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![("REELFIND_DATA_DIR", dir.path().join("data").display().to_string())];
+    let mut server = Server::start("drain", dir.path(), &env).await;
+    let answer = refusal_of_an_upload(&server, "Authorization: Bearer rf_0000000000000000000000000000000000000000\r\n").await;
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
     assert!(answer.contains("Invalid or revoked API key"), "{answer}");
+    server.stop();
+}
+
+/// The same for a visitor without a key, refused by the handler itself (here: the address's
+/// rate limit) after the `Multipart` extractor has taken the body.
+#[tokio::test]
+async fn a_visitor_refused_before_the_upload_is_read_gets_the_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = vec![
+        ("REELFIND_DATA_DIR", dir.path().join("data").display().to_string()),
+        ("REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE", "1".to_owned()),
+    ];
+    let mut server = Server::start("drain-visitor", dir.path(), &env).await;
+    // The address's one identification this minute (a form without a file: 400).
+    let first = reqwest::Client::new()
+        .post(format!("{}/api/identify", server.origin))
+        .multipart(reqwest::multipart::Form::new().text("mode", "auto"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 400);
+    let answer = refusal_of_an_upload(&server, "").await;
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.contains("rate_limited"), "{answer}");
     server.stop();
 }

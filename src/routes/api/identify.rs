@@ -26,7 +26,7 @@ use crate::identify::result::IdentificationResult;
 use crate::identify::runs;
 use crate::identify::store::{self, HistoryItem, TopItem};
 use crate::identify::upload::{UploadRules, WorkDir};
-use crate::routes::extract::JsonBody;
+use crate::routes::extract::{JsonBody, drain_form};
 use crate::services::analytics;
 use crate::services::settings::SettingsExt;
 use crate::state::AppState;
@@ -146,11 +146,20 @@ async fn identify_request(
     let settings = state.settings().await?;
     let config = &state.config;
 
-    crate::identify::guard::check_rate(&state.db, config, user.as_ref().map(|u| u.id), addr).await?;
-    // A guest's free identification is reserved before the work and given back if it fails.
-    let guest = match &user {
-        None => Some(reserve_guest(&state.db, crate::auth::guest_id(&state, &headers), addr).await?),
-        Some(_) => None,
+    let admitted = async {
+        crate::identify::guard::check_rate(&state.db, config, user.as_ref().map(|u| u.id), addr).await?;
+        // A guest's free identification is reserved before the work and given back if it fails.
+        AppResult::Ok(match &user {
+            None => Some(reserve_guest(&state.db, crate::auth::guest_id(&state, &headers), addr).await?),
+            Some(_) => None,
+        })
+    };
+    let guest = match admitted.await {
+        Ok(guest) => guest,
+        Err(e) => {
+            drain_form(multipart).await;
+            return Err(e);
+        }
     };
     let outcome = run_identify(&state, &settings, user.as_ref(), multipart, started).await;
     let result = match outcome {
@@ -191,7 +200,16 @@ async fn run_identify(
 ) -> AppResult<IdentificationResult> {
     let config = &state.config;
     // Admitted (or refused with 503 and Retry-After) before a byte of the upload is read.
-    let ticket = state.admission.enter()?;
+    let ticket = match state.admission.enter() {
+        Ok(ticket) => ticket,
+        Err(busy) => {
+            // A server that is stopping does not wait for the rest of an upload.
+            if !matches!(busy, Refused::Stopping) {
+                drain_form(multipart).await;
+            }
+            return Err(busy.into());
+        }
+    };
     // Everything this request does stops when this token fires: the deadline, the client
     // going away (the handler is dropped, and the guard with it), or the server stopping.
     let cancel = state.admission.shutdown.child_token();
