@@ -35,6 +35,7 @@ pub const UPPER_ACCEPT: u32 = 62;
 pub const SHAPE_ACCEPT: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
+
 /// Runs of entries whose best hit is at most this many bits further than the best are
 /// candidates the source decides between: two frames of an animation loop or of a shot where
 /// little moves are as close as that to a query of either.
@@ -155,7 +156,7 @@ impl LibraryIndex {
                 Vec::new()
             } else {
                 // Room for every entry of a scene shared by a few dozen videos.
-                scan::scan(&refs, tier.section(), &queries, tier.accept(), tier.prefilter(), HIT_CAP)
+                scan::scan(&refs, tier.section(), &queries, tier.accept() + verify::BAND, tier.prefilter(), HIT_CAP)
             };
             let best = hits.first().map(|h| h.dist as u32);
             tried.push(Tried { tier, cuts, queries, hits });
@@ -212,7 +213,7 @@ impl LibraryIndex {
             let (best, shot) = match winner {
                 Some((run, l)) => {
                     let (hit, mut shot) = runs[run];
-                    if hit.dist as u32 > CLOSE && !l.alike() {
+                    if hit.dist as u32 > CLOSE && !l.stands_for(hit.dist as u32, tried.tier.accept()) {
                         continue;
                     }
                     shot.at = l.at;
@@ -220,8 +221,10 @@ impl LibraryIndex {
                     shot.to = shot.to.max(l.to);
                     (hit, shot)
                 }
-                // Not looked at (close and alone, or the file could not be read): the hash decides.
-                None => runs[0],
+                // Not looked at (close and alone, or the file could not be read): the hash decides,
+                // within its threshold only (the band beyond needs the look).
+                None if runs[0].0.dist as u32 <= tried.tier.accept() => runs[0],
+                None => continue,
             };
             decided = Some((tried, best, shot, runs, looked, winner));
             break;

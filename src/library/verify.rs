@@ -48,6 +48,13 @@ const MARGIN: f64 = 0.1;
 /// false accept there stayed at or under 0.60, true matches under the hard transforms mostly
 /// above 0.75.
 pub const LOOK_ACCEPT: f32 = 0.65;
+
+/// How far (bits) beyond its threshold each still tier's scan reaches. A hit in this band is
+/// a match only when its frame was looked at and correlates with the query at
+/// [`LOOK_ACCEPT`] both as a whole and by blocks (README, "Ninth round"): a phone photo or a
+/// hard crop often lands a few bits past the threshold, and two smooth unrelated pictures can
+/// correlate as a whole without sharing any detail.
+pub const BAND: u32 = 8;
 /// Two frames whose correlations with a query differ by less than this look the same to it:
 /// grain and compression between frames of one static picture stay under it.
 pub(super) const SAME_LOOK: f32 = 0.004;
@@ -149,6 +156,17 @@ impl Look {
     pub fn alike(&self) -> bool {
         self.score.max(self.blocks) >= LOOK_ACCEPT
     }
+
+    /// Whether the frame looks enough like the query to stand for a hit `dist` bits from it
+    /// in a tier that accepts `accept` bits: within the threshold, [`Self::alike`]; in the
+    /// [`BAND`] beyond it, alike as a whole and by blocks; further out, never.
+    pub fn stands_for(&self, dist: u32, accept: u32) -> bool {
+        if dist <= accept {
+            self.alike()
+        } else {
+            dist <= accept + BAND && self.score.min(self.blocks) >= LOOK_ACCEPT
+        }
+    }
 }
 
 /// Decodes the candidate's span and correlates each frame with the query; `None` when the
@@ -227,5 +245,21 @@ mod tests {
         // An unrelated picture is unlike either way.
         let c = Pooled::of(&buf(|x, y| ((x * 7 + y * 13) % 17) as f32 * 9.0 + (y as f32 * 0.5).sin() * 40.0)).unwrap();
         assert!(a.correlation(&c).max(a.block_correlation(&c)) < LOOK_ACCEPT);
+    }
+
+    #[test]
+    fn a_hit_beyond_the_threshold_needs_both_correlations_and_stays_inside_the_band() {
+        let look = |score, blocks| Look { score, blocks, at: 0.0, from: 0.0, to: 0.0 };
+        // Smooth pictures alike as a whole only (the diver taken for a flat cartoon frame).
+        let smooth = look(0.82, 0.45);
+        assert!(smooth.stands_for(70, 70));
+        assert!(!smooth.stands_for(71, 70));
+        // Detail alike, the whole not (a cover over part of the picture).
+        assert!(look(0.50, 0.80).stands_for(62, 62));
+        assert!(!look(0.50, 0.80).stands_for(66, 62));
+        let both = look(0.70, 0.68);
+        assert!(both.stands_for(70 + BAND, 70));
+        assert!(!both.stands_for(70 + BAND + 1, 70));
+        assert!(!look(0.60, 0.60).stands_for(40, 70));
     }
 }
