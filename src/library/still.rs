@@ -35,7 +35,6 @@ pub const UPPER_ACCEPT: u32 = 62;
 pub const SHAPE_ACCEPT: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
-
 /// Runs of entries whose best hit is at most this many bits further than the best are
 /// candidates the source decides between: two frames of an animation loop or of a shot where
 /// little moves are as close as that to a query of either.

@@ -96,7 +96,7 @@ pub async fn drain(req: Request) {
 }
 
 /// [`drain`] for an upload already taken by the `Multipart` extractor (a refusal the handler
-/// makes before it reads the form: rate limits, a guest's free tries, a busy server).
+/// makes before it reads the form: rate limits, a guest's free tries).
 pub async fn drain_form(mut form: axum::extract::Multipart) {
     let read_away = async {
         let mut left = DRAIN_BYTES;

@@ -200,16 +200,8 @@ async fn run_identify(
 ) -> AppResult<IdentificationResult> {
     let config = &state.config;
     // Admitted (or refused with 503 and Retry-After) before a byte of the upload is read.
-    let ticket = match state.admission.enter() {
-        Ok(ticket) => ticket,
-        Err(busy) => {
-            // A server that is stopping does not wait for the rest of an upload.
-            if !matches!(busy, Refused::Stopping) {
-                drain_form(multipart).await;
-            }
-            return Err(busy.into());
-        }
-    };
+    // (Not drained: a full node sheds the load, it does not read uploads it cannot take.)
+    let ticket = state.admission.enter()?;
     // Everything this request does stops when this token fires: the deadline, the client
     // going away (the handler is dropped, and the guard with it), or the server stopping.
     let cancel = state.admission.shutdown.child_token();
