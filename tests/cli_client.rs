@@ -129,7 +129,8 @@ async fn a_refused_upload_is_read_before_the_refusal_is_sent() {
     let dir = tempfile::tempdir().unwrap();
     let env = vec![("REELFIND_DATA_DIR", dir.path().join("data").display().to_string())];
     let mut server = Server::start("drain", dir.path(), &env).await;
-    let answer = refusal_of_an_upload(&server, "Authorization: Bearer rf_0000000000000000000000000000000000000000\r\n").await;
+    let answer =
+        refusal_of_an_upload(&server, "Authorization: Bearer rf_0000000000000000000000000000000000000000\r\n").await;
     assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
     assert!(answer.contains("Invalid or revoked API key"), "{answer}");
     server.stop();

@@ -161,11 +161,7 @@ impl Look {
     /// in a tier that accepts `accept` bits: within the threshold, [`Self::alike`]; in the
     /// [`BAND`] beyond it, alike as a whole and by blocks; further out, never.
     pub fn stands_for(&self, dist: u32, accept: u32) -> bool {
-        if dist <= accept {
-            self.alike()
-        } else {
-            dist <= accept + BAND && self.score.min(self.blocks) >= LOOK_ACCEPT
-        }
+        if dist <= accept { self.alike() } else { dist <= accept + BAND && self.score.min(self.blocks) >= LOOK_ACCEPT }
     }
 }
 
