@@ -55,6 +55,7 @@ pub const LOOK_ACCEPT: f32 = 0.65;
 /// hard crop often lands a few bits past the threshold, and two smooth unrelated pictures can
 /// correlate as a whole without sharing any detail.
 pub const BAND: u32 = 8;
+
 /// Two frames whose correlations with a query differ by less than this look the same to it:
 /// grain and compression between frames of one static picture stay under it.
 pub(super) const SAME_LOOK: f32 = 0.004;

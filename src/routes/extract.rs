@@ -6,7 +6,7 @@
 //!   pages that also work without JavaScript; the same camelCase field names either way.
 //! * [`drain`], [`drain_form`]: what is left of a body that is refused before it was read.
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, Method, header};
 use serde::de::DeserializeOwned;
 
 use crate::error::{AppError, ErrorCode};
@@ -89,7 +89,7 @@ const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
 /// Reads what is left of a refused request's body (at most [`DRAIN_BYTES`], for at most
 /// [`DRAIN_TIME`]), so that the client gets to read the refusal.
 pub async fn drain(req: Request) {
-    if req.method() == axum::http::Method::GET || req.method() == axum::http::Method::HEAD {
+    if req.method() == Method::GET || req.method() == Method::HEAD {
         return;
     }
     let _ = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(req.into_body(), DRAIN_BYTES)).await;
