@@ -333,6 +333,42 @@ async fn a_picture_centred_over_a_mirror_fill_is_found_by_its_shape() {
     }
 }
 
+/// The frame small, off centre, over a busy coloured picture (a video in a window of a page,
+/// a picture-in-picture): neither flat bars nor a blurred copy nor centred.
+#[tokio::test]
+async fn a_picture_in_a_window_over_another_picture_is_found_by_the_window_tier() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let query = folder.path().join("window.jpg");
+    for (at, x, y) in [(1.4, "0.6", "0.1"), (3.6, "0.05", "0.45")] {
+        // Both inputs from their own first frame: the overlay waits for matching timestamps.
+        let graph = format!(
+            "[1:v]setpts=PTS-STARTPTS[bg];[0:v]setpts=PTS-STARTPTS,scale=480:-2[pip];\
+             [bg][pip]overlay=x=W*{x}:y=H*{y}"
+        );
+        ffmpeg(&[
+            "-ss",
+            &format!("{at}"),
+            "-i",
+            demo_clip().to_str().unwrap(),
+            "-f",
+            "lavfi",
+            "-i",
+            "testsrc2=size=1280x720",
+            "-filter_complex",
+            &graph,
+            "-frames:v",
+            "1",
+            "-q:v",
+            "3",
+            query.to_str().unwrap(),
+        ]);
+        assert_found(lib, &image::open(&query).unwrap(), at, "window");
+    }
+}
+
 #[tokio::test]
 async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindexes_it() {
     let app = TestApp::new().await;

@@ -182,7 +182,11 @@ fn transforms() -> Vec<Transform> {
         t("phone photo, screen in a room", PHONE_ROOM, 75, true),
         Transform {
             name: "picture-in-picture",
-            filter: "[1:v]scale=1280:720[bg];[0:v]scale=512:-2[pip];[bg][pip]overlay=W*0.55:H*0.08",
+            // Both inputs from their own first frame (a file's timestamps may not start at 0:
+            // the overlay would wait for it and the first frame out show no picture in it),
+            // the picture anywhere inside the canvas.
+            filter: "[1:v]setpts=PTS-STARTPTS,scale=1280:720[bg];[0:v]setpts=PTS-STARTPTS,scale=512:-2[pip];\
+                     [bg][pip]overlay=x=(W-w)*(0.03+0.94*{X}):y=(H-h)*(0.03+0.94*{Y})",
             jpeg_quality: 90,
             clips: false,
             background: Some("mandelbrot=size=1280x720"),

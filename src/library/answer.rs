@@ -31,8 +31,9 @@ pub struct LibraryMatch {
     /// Hamming distance of the best frame (0..256).
     pub distance: u32,
     /// Which tier decided: `frame`, `crop`, `upper` (the top of a picture covered below),
-    /// `screen` (a phone photo's rectified screen), `shape` (a picture centred in a canvas of
-    /// another shape), `clip`, `audio` or `clip+audio`.
+    /// `screen` (a phone photo's rectified screen), `window` (a picture inside a picture),
+    /// `shape` (a picture centred in a canvas of another shape), `clip`, `audio` or
+    /// `clip+audio`.
     pub tier: &'static str,
     pub mirrored: bool,
     /// Relative URL of a preview picture cut at `at`; expires (see [`preview`](super::preview)).

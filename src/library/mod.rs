@@ -9,11 +9,12 @@
 //! - [`borders`]: finding the picture inside bars of any colour, blurred copies and players.
 //! - [`overlay`]: burned-in subtitles painted out of a query picture.
 //! - [`screen`]: a phone photo's screen found and warped back to a rectangle.
+//! - [`window`]: a picture inside a picture (a video in a web page, picture-in-picture).
 //! - [`store`]: `catalog.json` plus one memory-mapped segment file per video.
 //! - [`scan`]: the all-cores Hamming scan over the segments.
 //! - [`query`]: a still cut into the hypotheses of every tier.
-//! - [`still`]: searching a screenshot (whole frames, then the crop, upper, screen and shape
-//!   tiers).
+//! - [`still`]: searching a screenshot (whole frames, then the crop, upper, screen, window
+//!   and shape tiers).
 //! - [`verify`]: near-equal candidates of a still decided by their frames in the source.
 //! - [`clip`]: searching a clip by picture, and fused with its soundtrack.
 //! - [`vote`]: how a clip's frames agree on one offset into a video.
@@ -53,6 +54,7 @@ pub mod still;
 pub mod store;
 pub mod verify;
 pub mod vote;
+pub mod window;
 
 pub use add::{AddOutcome, AddReport, Progress, Quiet, VIDEO_EXTENSIONS, partial_hash};
 pub use answer::{Appearance, LibraryMatch, SearchAnswer, similarity};

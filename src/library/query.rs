@@ -8,7 +8,7 @@ use std::sync::Arc;
 use image::{DynamicImage, GrayImage};
 
 use super::hash::{self, FrameHash, GrayView, MIN_QUALITY, Rect};
-use super::{frames, overlay, screen};
+use super::{frames, overlay, screen, window};
 
 /// One query hypothesis: a rectangle of one of the query's squares.
 #[derive(Clone, Debug)]
@@ -39,7 +39,9 @@ impl Cut {
 }
 
 /// A still, ready to be cut into the hypotheses of every tier.
-pub struct StillQuery {
+pub struct StillQuery<'a> {
+    /// The picture as given (the window tier looks at its colours).
+    image: &'a DynamicImage,
     /// The picture squeezed to the frame square.
     square: Arc<[u8]>,
     /// The same with burned-in subtitles painted out, when any were found.
@@ -52,8 +54,8 @@ pub struct StillQuery {
     canvas: (u32, u32),
 }
 
-impl StillQuery {
-    pub fn new(image: &DynamicImage) -> Self {
+impl<'a> StillQuery<'a> {
+    pub fn new(image: &'a DynamicImage) -> Self {
         let side = frames::FRAME_SIDE as u32;
         let gray = image.to_luma8();
         let squeeze = |g: &GrayImage| -> Arc<[u8]> {
@@ -68,7 +70,7 @@ impl StillQuery {
         let rects = hash::query_rects_with(frames::frame_view(&square), detail);
         let painted = overlay::paint_out_subtitles(&gray)
             .map(|p| (squeeze(&p), super::fingerprint::fine_detail_area(&p, side as usize)));
-        Self { square, painted, rects, gray, canvas: (image.width(), image.height()) }
+        Self { image, square, painted, rects, gray, canvas: (image.width(), image.height()) }
     }
 
     fn view(&self) -> GrayView<'_> {
@@ -109,14 +111,14 @@ impl StillQuery {
     /// Each screen a phone photo shows, found and warped back to the frame square (see
     /// [`screen::screen_squares`]): its cuts, as the index cuts and whole where that differs.
     pub fn screen_cuts(&self) -> Vec<Vec<Cut>> {
-        screen::screen_squares(&self.gray, frames::FRAME_SIDE)
-            .into_iter()
-            .map(|square| {
-                let rects = screen::square_rects(frames::frame_view(&square));
-                let square: Arc<[u8]> = square.into();
-                rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
-            })
-            .collect()
+        squares_cut(screen::screen_squares(&self.gray, frames::FRAME_SIDE))
+    }
+
+    /// Each window the picture shows another picture in (a video in a web page, a
+    /// picture-in-picture), cut out and squeezed to the frame square (see
+    /// [`window::window_squares`]): its cuts, as for a screen.
+    pub fn window_cuts(&self) -> Vec<Vec<Cut>> {
+        squares_cut(window::window_squares(self.image, &self.gray, frames::FRAME_SIDE))
     }
 
     /// Where a picture of each film shape would lie centred in the canvas (see
@@ -129,6 +131,19 @@ impl StillQuery {
     pub fn rects(&self) -> &[Rect] {
         &self.rects
     }
+}
+
+/// The cuts of squares found in a picture (a screen, a window), one group each: as the index
+/// cuts, and whole where that differs (see [`screen::square_rects`]).
+fn squares_cut(squares: Vec<Vec<u8>>) -> Vec<Vec<Cut>> {
+    squares
+        .into_iter()
+        .map(|square| {
+            let rects = screen::square_rects(frames::frame_view(&square));
+            let square: Arc<[u8]> = square.into();
+            rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
+        })
+        .collect()
 }
 
 /// The hashes of `cuts`, in order; with `drop_flat`, cuts too flat to say anything are left

@@ -1,7 +1,8 @@
 //! Searching one still picture: whole frames first; when nothing is close, the fallback
 //! tiers: crop, upper (the top of a picture covered below), screen (a phone photo's screen,
-//! rectified) and shape (a picture centred in a canvas of another shape). When the hash finds
-//! several moments about as close, the source decides between them (see `verify`).
+//! rectified), window (a picture inside a picture) and shape (a picture centred in a canvas
+//! of another shape). When the hash finds several moments about as close, the source decides
+//! between them (see `verify`).
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -41,8 +42,8 @@ const HIT_CAP: usize = 512;
 const VERIFY_SLACK: u32 = 10;
 /// At most this many candidate runs are looked at again (one short decode each, in parallel).
 const MAX_RUNS: usize = 4;
-/// At most this many tiers (each screen found counts as one) get their turn to be looked at,
-/// when the more similar ones' frames do not look like the query.
+/// At most this many tiers (each screen or window found counts as one) get their turn to be
+/// looked at, when the more similar ones' frames do not look like the query.
 const MAX_TIERS: usize = 4;
 
 /// A fallback tier's cuts of the query, made when the tier is tried: in groups searched (and
@@ -69,6 +70,9 @@ enum Tier {
     Upper,
     /// The rectified screen of a phone photo against whole frames.
     Screen,
+    /// A window inside the picture (a video in a web page, a picture-in-picture) against
+    /// whole frames.
+    Window,
     /// The picture where a film's shape would lie centred in the canvas, against whole frames.
     Shape,
 }
@@ -80,6 +84,7 @@ impl Tier {
             Tier::Crop => "crop",
             Tier::Upper => "upper",
             Tier::Screen => "screen",
+            Tier::Window => "window",
             Tier::Shape => "shape",
         }
     }
@@ -87,7 +92,7 @@ impl Tier {
     /// The distance a hit of this tier must be within.
     fn accept(self) -> u32 {
         match self {
-            Tier::Frame | Tier::Screen => STILL_ACCEPT,
+            Tier::Frame | Tier::Screen | Tier::Window => STILL_ACCEPT,
             Tier::Crop => CROP_ACCEPT,
             Tier::Upper => UPPER_ACCEPT,
             Tier::Shape => SHAPE_ACCEPT,
@@ -98,7 +103,7 @@ impl Tier {
     /// query hashes (see [`scan::PREFILTER_MANY`]).
     fn prefilter(self) -> u32 {
         match self {
-            Tier::Frame | Tier::Screen => scan::PREFILTER,
+            Tier::Frame | Tier::Screen | Tier::Window => scan::PREFILTER,
             Tier::Crop | Tier::Upper | Tier::Shape => scan::PREFILTER_MANY,
         }
     }
@@ -112,7 +117,7 @@ impl Tier {
     /// The index section this tier's queries are scanned against.
     fn section(self) -> Section {
         match self {
-            Tier::Frame | Tier::Screen | Tier::Shape => Section::Frames,
+            Tier::Frame | Tier::Screen | Tier::Window | Tier::Shape => Section::Frames,
             Tier::Crop => Section::Crops,
             Tier::Upper => Section::Upper,
         }
@@ -164,7 +169,7 @@ impl LibraryIndex {
         // When the whole picture found nothing close, every fallback tier is tried (stopping at
         // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
         // won; README, "Fifth round"):
-        let fallbacks: [(Tier, Guesses<'_>); 4] = [
+        let fallbacks: [(Tier, Guesses<'_>); 5] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| vec![query.crop_cuts()]),
             // its lower part may be covered (big subtitles, a player's controls, a
@@ -174,6 +179,9 @@ impl LibraryIndex {
             // rectangle, against whole frames (the ordinary queries above are not touched);
             // each screen found is a guess of its own, with its own turn below;
             (Tier::Screen, &|| query.screen_cuts()),
+            // it may show the picture in a window (a video in a web page, a picture over
+            // another picture): each window found, cut out, against whole frames;
+            (Tier::Window, &|| query.window_cuts()),
             // its bars may not show where they end (a dark film over its own blurred copy):
             // where a picture of each film shape would lie, centred, cut as the index cuts.
             (Tier::Shape, &|| vec![query.shape_cuts()]),
@@ -321,6 +329,7 @@ impl LibraryIndex {
             out.extend(cuts.iter().zip(&hashes).map(|(c, f)| (format!("{name} {}", label(&c.rect)), closest(near, f))));
         };
         tier("screen", query.screen_cuts().concat(), &frames_near);
+        tier("window", query.window_cuts().concat(), &frames_near);
         tier("shape", query.shape_cuts(), &frames_near);
         tier("upper", query.upper_cuts(), &uppers_near);
         out
