@@ -445,6 +445,13 @@ pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8>
     out
 }
 
+/// The size of a `w` x `h` picture's copy with at most `look` pixels a side (the picture's
+/// own size when it is that small already).
+pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
+    let scale = (look as f32 / w.max(h) as f32).min(1.0);
+    (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1))
+}
+
 /// A photo's screen, found and warped to a `side`² square, once for each size it is looked
 /// at ([`LOOK_SIDES`]; a second square only where the two sizes found different screens);
 /// empty when no screen is found.
@@ -453,8 +460,7 @@ pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
     let mut found: Vec<[(f32, f32); 4]> = Vec::new();
     let mut out = Vec::new();
     for look in LOOK_SIDES {
-        let scale = (look as f32 / w.max(h) as f32).min(1.0);
-        let (lw, lh) = (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1));
+        let (lw, lh) = look_size((w, h), look);
         let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
         let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
         let Some(quad) = find_screen(view) else { continue };
@@ -467,7 +473,7 @@ pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
             found.push(shares);
             out.push(rectify(view, quad, side));
         }
-        if scale == 1.0 {
+        if (lw, lh) == (w, h) {
             break;
         }
     }

@@ -64,19 +64,12 @@ pub struct Window {
 fn steps(img: &RgbImage, along_rows: bool) -> Vec<u8> {
     let (w, h) = (img.width() as usize, img.height() as usize);
     let px = img.as_raw();
-    let (lo, hi) = if along_rows { (1, w.saturating_sub(1)) } else { (1, h.saturating_sub(1)) };
+    // The two neighbours of a pixel are `(dx, dy)` before and after it.
+    let (dx, dy) = if along_rows { (1, 0) } else { (0, 1) };
     let mut out = vec![0u8; w * h];
-    for y in 0..h {
-        for x in 0..w {
-            let k = if along_rows { x } else { y };
-            if k < lo || k >= hi {
-                continue;
-            }
-            let (a, b) = if along_rows {
-                ((y * w + x - 1) * 3, (y * w + x + 1) * 3)
-            } else {
-                (((y - 1) * w + x) * 3, ((y + 1) * w + x) * 3)
-            };
+    for y in dy..h.saturating_sub(dy) {
+        for x in dx..w.saturating_sub(dx) {
+            let (a, b) = (((y - dy) * w + x - dx) * 3, ((y + dy) * w + x + dx) * 3);
             out[y * w + x] = (0..3).map(|c| px[a + c].abs_diff(px[b + c])).max().unwrap_or(0);
         }
     }
@@ -217,8 +210,7 @@ pub fn find_windows(img: &RgbImage) -> Vec<Window> {
 /// window's edge pixels) and squeezed to a `side`² square; empty when there is none.
 pub(super) fn window_squares(image: &DynamicImage, gray: &image::GrayImage, side: usize) -> Vec<Vec<u8>> {
     let (w, h) = gray.dimensions();
-    let scale = (LOOK_SIDE as f32 / w.max(h) as f32).min(1.0);
-    let (lw, lh) = (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1));
+    let (lw, lh) = super::screen::look_size((w, h), LOOK_SIDE);
     let small = image.thumbnail_exact(lw, lh).to_rgb8();
     let (sx, sy) = (w as f32 / lw as f32, h as f32 / lh as f32);
     find_windows(&small)
