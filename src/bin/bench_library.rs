@@ -64,6 +64,9 @@ struct Args {
     /// Negative frames sampled per second of negative footage (per transform).
     #[arg(long, default_value_t = 6)]
     negative_fps: u32,
+    /// 3 s clips of each negative file (long enough) under each clip transform.
+    #[arg(long, default_value_t = 3)]
+    negative_clips: usize,
     #[arg(long, default_value_t = 7)]
     seed: u64,
     /// Only these transforms (names, separated by `;`: names hold commas); all by default.
@@ -188,7 +191,7 @@ fn transforms() -> Vec<Transform> {
             filter: "[1:v]setpts=PTS-STARTPTS,scale=1280:720[bg];[0:v]setpts=PTS-STARTPTS,scale=512:-2[pip];\
                      [bg][pip]overlay=x=(W-w)*(0.03+0.94*{X}):y=(H-h)*(0.03+0.94*{Y})",
             jpeg_quality: 90,
-            clips: false,
+            clips: true,
             background: Some("mandelbrot=size=1280x720"),
         },
     ]
@@ -533,9 +536,10 @@ fn main() -> anyhow::Result<()> {
                         .map(|(r, (d, d0))| format!("{r}={d}/{d0}"))
                         .collect();
                     eprintln!(
-                        "{set} still {} video {} at {at:.2}: {} nearest {:?} truth {}",
+                        "{set} still {} video {} at {at:.2}{}: {} nearest {:?} truth {}",
                         t.name,
                         v.id,
+                        shot.map_or(String::new(), |(a, b)| format!(" (shot {a:.2}..{b:.2})")),
                         answer.best.as_ref().map_or("none".into(), |m| format!(
                             "{} {}..{}..{} d={} {} look={:?}",
                             m.video_id, m.from, m.at, m.to, m.distance, m.tier, m.looked
@@ -661,6 +665,37 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
+    // Negative clips: 3 s of each negative file under each transform rendered as clips.
+    let mut clip_negatives = 0usize;
+    let mut clip_false = Vec::new();
+    let mut clip_latency = Vec::new();
+    for src in &args.negative {
+        let duration = reelfind::library::frames::probe(src)?.duration;
+        if duration < 3.5 {
+            continue;
+        }
+        for t in transforms().iter().filter(|t| t.clips) {
+            for _ in 0..args.negative_clips {
+                let at = rng.random_range(0.0..(duration - 3.2));
+                let path = render_clip(src, at, t, &mut rng, &qdir)?;
+                clip_negatives += 1;
+                let started = Instant::now();
+                let answer = index.search_clip_av(&path)?;
+                clip_latency.push(started.elapsed().as_secs_f64() * 1e3);
+                if let Some(m) = answer.best {
+                    clip_false.push(format!(
+                        "{} at {at:.2} ({}) -> {} from {} (d={}, {})",
+                        src.display(),
+                        t.name,
+                        m.title,
+                        m.from,
+                        m.distance,
+                        m.tier
+                    ));
+                }
+            }
+        }
+    }
     // Synthetic negatives too: ffmpeg's generated patterns, nothing like the footage.
     for src in
         ["mandelbrot", "life=s=640x360:mold=10:r=25:ratio=0.1", "cellauto=s=640x360:rule=30", "testsrc2=s=640x360"]
@@ -700,6 +735,16 @@ fn main() -> anyhow::Result<()> {
         percentile(&mut neg_latency, 0.5),
         percentile(&mut neg_latency, 0.95)
     );
+    println!(
+        "{clip_negatives} 3 s clips of footage not in the index: **{} false accepts**; search p50 {:.0} ms, \
+         p95 {:.0} ms.\n",
+        clip_false.len(),
+        percentile(&mut clip_latency, 0.5),
+        percentile(&mut clip_latency, 0.95)
+    );
+    for f in &clip_false {
+        println!("- false accept (clip): {f}");
+    }
     println!("| negative case | n | false accepts |\n|---|---|---|");
     for (name, (n, fa)) in &per_case {
         println!("| {name} | {n} | {fa} |");

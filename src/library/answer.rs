@@ -32,8 +32,8 @@ pub struct LibraryMatch {
     pub distance: u32,
     /// Which tier decided: `frame`, `crop`, `upper` (the top of a picture covered below),
     /// `screen` (a phone photo's rectified screen), `window` (a picture inside a picture),
-    /// `shape` (a picture centred in a canvas of another shape), `clip`, `audio` or
-    /// `clip+audio`.
+    /// `shape` (a picture centred in a canvas of another shape), `clip`, `clip inset` (a
+    /// clip's screens or windows, see [`insets`](super::insets)), `audio` or `clip+audio`.
     pub tier: &'static str,
     pub mirrored: bool,
     /// Relative URL of a preview picture cut at `at`; expires (see [`preview`](super::preview)).

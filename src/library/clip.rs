@@ -1,6 +1,7 @@
 //! Searching a short clip by its picture: every sampled frame's hits vote for one offset
 //! between clip time and video time (see `vote`), whole frames first, the crop tier when they
-//! agree on nothing, then the upper tier (a clip with big subtitles or a player's controls).
+//! agree on nothing, then the upper tier (a clip with big subtitles or a player's controls),
+//! the shape tier, and last the screens and windows inside the frames (see `insets`).
 use std::path::Path;
 use std::time::Instant;
 
@@ -10,7 +11,8 @@ use super::shot::Shot;
 use super::store::Segment;
 use super::vote::clip_vote;
 use super::{
-    CROP_ACCEPT, LibraryIndex, LibraryMatch, SHAPE_ACCEPT, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, scan,
+    CROP_ACCEPT, LibraryIndex, LibraryMatch, SHAPE_ACCEPT, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, insets,
+    scan,
 };
 
 /// How one fallback tier turns a clip frame (squeezed to the frame square) into hypotheses.
@@ -62,6 +64,7 @@ impl LibraryIndex {
         let per_frame: Vec<Vec<FrameHash>> = query.into_iter().map(|(_, h)| h).collect();
         let mut found = clip_vote(&refs, scan::Section::Frames, &per_frame, &times, CLIP_CANDIDATE, STILL_ACCEPT);
         let mut accept = STILL_ACCEPT;
+        let mut tier = "clip";
         // When whole frames agree on nothing, each frame's fallback hypotheses vote in turn:
         let fallbacks: [(scan::Section, u32, FrameHypotheses); 3] = [
             // the indexed centre windows inside a cropped picture;
@@ -80,6 +83,17 @@ impl LibraryIndex {
             found = clip_vote(&refs, section, &per_picture, &times, tier_accept, tier_accept);
             accept = tier_accept;
         }
+        // A phone's video of a screen, a video playing in a window: the screens and windows
+        // of the clip's frames, decoded larger (see `insets`), against whole frames.
+        let mut times = times;
+        if found.is_none() && std::env::var_os("REELFIND_NO_CLIP_INSETS").is_none() {
+            let (inset_times, per_inset) =
+                insets::inset_hypotheses(path, (probe.width, probe.height), seconds, budget)?;
+            if per_inset.iter().any(|h| !h.is_empty()) {
+                found = clip_vote(&refs, scan::Section::Frames, &per_inset, &inset_times, STILL_ACCEPT, STILL_ACCEPT);
+                (accept, times, tier) = (STILL_ACCEPT, inset_times, "clip inset");
+            }
+        }
         let Some(vote) = found else {
             return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));
         };
@@ -93,7 +107,7 @@ impl LibraryIndex {
         // Agreement of many frames is stronger evidence than one frame's distance.
         let share = vote.support as f64 / times.len() as f64;
         let effective = (vote.mean * (1.0 - 0.3 * share)).round() as u32;
-        let mut m = self.make_match(video, from, at, to, effective, accept, "clip", vote.mirrored);
+        let mut m = self.make_match(video, from, at, to, effective, accept, tier, vote.mirrored);
         // Other videos the same footage is in, placed the same way.
         m.also_in = vote
             .also

@@ -26,6 +26,7 @@ pub fn frame_view(pixels: &[u8]) -> super::hash::GrayView<'_> {
 #[derive(Clone, Debug)]
 pub struct Probe {
     pub duration: f64,
+    /// Width and height as shown (a rotation the file asks for applied).
     pub width: u32,
     pub height: u32,
     pub has_audio: bool,
@@ -58,12 +59,17 @@ pub fn probe_as(path: &Path, format: Option<&'static str>) -> anyhow::Result<Pro
     if duration.is_nan() || duration <= 0.0 {
         bail!("the video has no duration");
     }
-    Ok(Probe {
-        duration,
-        width: video["width"].as_u64().unwrap_or(0) as u32,
-        height: video["height"].as_u64().unwrap_or(0) as u32,
-        has_audio: streams.iter().any(|s| s["codec_type"] == "audio"),
-    })
+    let (width, height) = (video["width"].as_u64().unwrap_or(0) as u32, video["height"].as_u64().unwrap_or(0) as u32);
+    // A phone's video is stored sideways with a rotation to show it by (a display matrix, or
+    // an older `rotate` tag); ffmpeg turns the decoded frames, so the shown sides count.
+    let rotation = video["side_data_list"]
+        .as_array()
+        .and_then(|l| l.iter().find_map(|d| d["rotation"].as_f64()))
+        .or_else(|| num(&video["tags"]["rotate"]))
+        .unwrap_or(0.0);
+    let sideways = (rotation.abs().round() as i64) % 180 == 90;
+    let (width, height) = if sideways { (height, width) } else { (width, height) };
+    Ok(Probe { duration, width, height, has_audio: streams.iter().any(|s| s["codec_type"] == "audio") })
 }
 
 pub(super) fn first_line(s: &str) -> String {
@@ -141,9 +147,50 @@ pub fn decode_frames_from(
     seconds: f64,
     budget: &Budget,
     draft: bool,
+    each: impl FnMut(f64, &[u8]),
+) -> anyhow::Result<(u32, String)> {
+    let squeeze = format!("scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area");
+    let picture = Picture { squeeze: &squeeze, pix_fmt: "gray", bytes: FRAME_SIDE * FRAME_SIDE };
+    decode_raw(path, start, fps, seconds, budget, draft, &picture, each)
+}
+
+/// Streams frames sampled at `fps` as `width` x `height` RGB pixels (3 bytes each, rows top
+/// down) with their time in seconds, within the same bounds as [`decode_frames`]: for a
+/// fallback that needs the picture larger than the frame square (a phone video's screen, a
+/// picture inside a picture).
+pub fn decode_pictures(
+    path: &Path,
+    fps: u32,
+    seconds: f64,
+    budget: &Budget,
+    (width, height): (u32, u32),
+    each: impl FnMut(f64, &[u8]),
+) -> anyhow::Result<(u32, String)> {
+    let squeeze = format!("scale={width}:{height}:flags=area");
+    let picture = Picture { squeeze: &squeeze, pix_fmt: "rgb24", bytes: width as usize * height as usize * 3 };
+    decode_raw(path, 0.0, fps, seconds, budget, false, &picture, each)
+}
+
+/// How decoded frames are handed over: the scale filter, the raw pixel format and the bytes
+/// of one frame.
+struct Picture<'a> {
+    squeeze: &'a str,
+    pix_fmt: &'a str,
+    bytes: usize,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn decode_raw(
+    path: &Path,
+    start: f64,
+    fps: u32,
+    seconds: f64,
+    budget: &Budget,
+    draft: bool,
+    picture: &Picture<'_>,
     mut each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
-    let filter = format!("fps={fps},scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area,format=gray");
+    let filter = format!("fps={fps},{},format={}", picture.squeeze, picture.pix_fmt);
     let max_frames = (seconds * f64::from(fps)).ceil() as u32 + fps;
     let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
     let mut cmd = crate::ffmpeg::command("ffmpeg", limits);
@@ -162,11 +209,11 @@ pub fn decode_frames_from(
         "-f",
         "rawvideo",
         "-pix_fmt",
-        "gray",
+        picture.pix_fmt,
         "pipe:1",
     ]);
     let mut pipe = FfmpegPipe::spawn(&mut cmd, budget.cancel.as_ref())?;
-    let mut buf = vec![0u8; FRAME_SIDE * FRAME_SIDE];
+    let mut buf = vec![0u8; picture.bytes];
     let mut n = 0u32;
     loop {
         if budget.cancelled() {

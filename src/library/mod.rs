@@ -18,6 +18,8 @@
 //! - [`verify`]: near-equal candidates of a still decided by their frames in the source.
 //! - [`clip`]: searching a clip by picture, and fused with its soundtrack.
 //! - [`vote`]: how a clip's frames agree on one offset into a video.
+//! - [`insets`]: a clip's screens and windows (a phone's video of a screen, a video in a
+//!   window), found on frames decoded larger and cut out of every frame.
 //! - [`shot`]: the whole shot a still matches, and the other videos that share it.
 //! - [`answer`]: the match a search returns, and distance as similarity.
 //! - [`audio`]: landmark fingerprints of the soundtrack, the audio tier for clips.
@@ -43,6 +45,7 @@ pub mod fingerprint;
 pub mod frames;
 pub mod hash;
 pub mod index;
+pub mod insets;
 pub mod meta;
 pub mod overlay;
 pub mod preview;

@@ -456,9 +456,25 @@ pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
 /// at ([`LOOK_SIDES`]; a second square only where the two sizes found different screens);
 /// empty when no screen is found.
 pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    found_screens(gray, |view, quad| out.push(rectify(view, quad, side)));
+    out
+}
+
+/// The screens of [`screen_squares`] as quadrilaterals in shares of the photo's sides
+/// (top left, top right, bottom left, bottom right), to cut other pictures of the same
+/// geometry by (the frames of a phone's video of a screen).
+pub(super) fn screen_quads(gray: &GrayImage) -> Vec<[(f32, f32); 4]> {
+    let mut out = Vec::new();
+    found_screens(gray, |view, quad| out.push(quad.map(|(x, y)| (x / view.width as f32, y / view.height as f32))));
+    out
+}
+
+/// Looks for a screen in `gray` at each size of [`LOOK_SIDES`] and gives each different one
+/// found, with the copy it was found in.
+fn found_screens(gray: &GrayImage, mut each: impl FnMut(GrayView<'_>, [(f32, f32); 4])) {
     let (w, h) = gray.dimensions();
     let mut found: Vec<[(f32, f32); 4]> = Vec::new();
-    let mut out = Vec::new();
     for look in LOOK_SIDES {
         let (lw, lh) = look_size((w, h), look);
         let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
@@ -471,13 +487,12 @@ pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
         };
         if !found.iter().any(same) {
             found.push(shares);
-            out.push(rectify(view, quad, side));
+            each(view, quad);
         }
         if (lw, lh) == (w, h) {
             break;
         }
     }
-    out
 }
 
 /// The rectangles a rectified screen is hashed under: cut as the index cuts, and whole when

@@ -14,7 +14,7 @@
 use image::{DynamicImage, RgbImage};
 
 /// The picture is looked at from a copy with at most this many pixels a side.
-const LOOK_SIDE: u32 = 512;
+pub(super) const LOOK_SIDE: u32 = 512;
 /// A pixel is on an edge when the picture steps across it (from one neighbour to the other)
 /// by at least this many gray levels...
 const MIN_STEP: i32 = 10;
@@ -209,24 +209,38 @@ pub fn find_windows(img: &RgbImage) -> Vec<Window> {
 /// The windows of a picture, each cut out of `gray` (the picture in gray, inside the
 /// window's edge pixels) and squeezed to a `side`² square; empty when there is none.
 pub(super) fn window_squares(image: &DynamicImage, gray: &image::GrayImage, side: usize) -> Vec<Vec<u8>> {
-    let (w, h) = gray.dimensions();
-    let (lw, lh) = super::screen::look_size((w, h), LOOK_SIDE);
+    let (lw, lh) = super::screen::look_size(gray.dimensions(), LOOK_SIDE);
     let small = image.thumbnail_exact(lw, lh).to_rgb8();
-    let (sx, sy) = (w as f32 / lw as f32, h as f32 / lh as f32);
-    find_windows(&small)
+    window_shares(&small).into_iter().filter_map(|share| cut_window(gray, share, side)).collect()
+}
+
+/// The windows of `small` (a picture at most [`LOOK_SIDE`] pixels a side) inside their edge
+/// pixels (half blended with what is around), in shares of its sides: `[left, top, right,
+/// bottom]`, to cut this or another picture of the same geometry by.
+pub(super) fn window_shares(small: &RgbImage) -> Vec<[f32; 4]> {
+    let (lw, lh) = (small.width() as f32, small.height() as f32);
+    find_windows(small)
         .into_iter()
-        .filter_map(|win| {
-            // Inside the edge pixels (half blended with what is around).
-            let x0 = ((win.left as f32 + 1.0) * sx).round() as u32;
-            let x1 = (win.right as f32 * sx).round().min(w as f32) as u32;
-            let y0 = ((win.top as f32 + 1.0) * sy).round() as u32;
-            let y1 = (win.bottom as f32 * sy).round().min(h as f32) as u32;
-            (x1 > x0 + 8 && y1 > y0 + 8).then(|| {
-                let cut = image::imageops::crop_imm(gray, x0, y0, x1 - x0, y1 - y0).to_image();
-                image::imageops::thumbnail(&cut, side as u32, side as u32).into_raw()
-            })
+        .map(|win| {
+            [(win.left as f32 + 1.0) / lw, (win.top as f32 + 1.0) / lh, win.right as f32 / lw, win.bottom as f32 / lh]
         })
         .collect()
+}
+
+/// The part of `gray` inside `share` (see [`window_shares`]) squeezed to a `side`² square;
+/// `None` when it is under 9 pixels a side.
+pub(super) fn cut_window(
+    gray: &image::GrayImage,
+    [left, top, right, bottom]: [f32; 4],
+    side: usize,
+) -> Option<Vec<u8>> {
+    let (w, h) = (gray.width() as f32, gray.height() as f32);
+    let (x0, x1) = ((left * w).round() as u32, (right * w).round().min(w) as u32);
+    let (y0, y1) = ((top * h).round() as u32, (bottom * h).round().min(h) as u32);
+    (x1 > x0 + 8 && y1 > y0 + 8).then(|| {
+        let cut = image::imageops::crop_imm(gray, x0, y0, x1 - x0, y1 - y0).to_image();
+        image::imageops::thumbnail(&cut, side as u32, side as u32).into_raw()
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,87 @@
+//! A clip of a picture shown inside another: a phone's video of a screen, a screen recording
+//! of a video playing in a web page, a picture-in-picture. The ordinary clip search decodes
+//! frames already squeezed to the frame square, far too small to find a screen's corners or a
+//! window's edges in. Here the clip is decoded again at the size the screen and window
+//! finders look at (see [`screen`] and [`window`]), the screens and windows are looked for
+//! every half second (a hand-held phone drifts), and every frame is cut by the latest ones
+//! found and hashed as a still's screen or window is: more hypotheses per frame for the vote.
+use std::path::Path;
+
+use image::{DynamicImage, GrayImage, RgbImage};
+
+use super::frames::{self, Budget, FRAME_SIDE};
+use super::hash::{self, FrameHash, GrayView};
+use super::{screen, window};
+
+/// Screens and windows are looked for again every this many clip frames (half a second at
+/// [`frames::CLIP_FPS`]); the frames between are cut where the last look found them.
+const FIND_EVERY: u32 = 4;
+
+/// Where a picture lies inside a frame, in shares of the frame's sides.
+#[derive(Clone, Copy, Debug)]
+enum Inset {
+    /// A screen's corners: top left, top right, bottom left, bottom right.
+    Screen([(f32, f32); 4]),
+    /// A window: left, top, right, bottom.
+    Window([f32; 4]),
+}
+
+impl Inset {
+    /// The picture inside `gray`, warped or squeezed to a `side`² square.
+    fn cut(&self, gray: &GrayImage, side: usize) -> Option<Vec<u8>> {
+        match *self {
+            Inset::Screen(quad) => {
+                let (w, h) = (gray.width() as usize, gray.height() as usize);
+                let view = GrayView { width: w, height: h, pixels: gray.as_raw() };
+                Some(screen::rectify(view, quad.map(|(x, y)| (x * w as f32, y * h as f32)), side))
+            }
+            Inset::Window(share) => window::cut_window(gray, share, side),
+        }
+    }
+}
+
+/// The screens and windows one frame shows, in shares of its sides.
+fn insets_of(rgb: &RgbImage, gray: &GrayImage) -> Vec<Inset> {
+    let screens = screen::screen_quads(gray).into_iter().map(Inset::Screen);
+    screens.chain(window::window_shares(rgb).into_iter().map(Inset::Window)).collect()
+}
+
+/// The clip at `path` (shown `width` x `height`) decoded at [`frames::CLIP_FPS`] for at most
+/// `seconds`: each frame's time and the hashes of the pictures inside it (each cut as the
+/// index cuts, and whole where that differs; none when no screen or window was found).
+pub(super) fn inset_hypotheses(
+    path: &Path,
+    (width, height): (u32, u32),
+    seconds: f64,
+    budget: &Budget,
+) -> anyhow::Result<(Vec<f64>, Vec<Vec<FrameHash>>)> {
+    let (mut times, mut per_frame) = (Vec::new(), Vec::new());
+    if width < 64 || height < 64 {
+        return Ok((times, per_frame));
+    }
+    // Even sides: every decoder's pixel format scales to them.
+    let (w, h) = screen::look_size((width, height), window::LOOK_SIDE);
+    let size = ((w & !1).max(64), (h & !1).max(64));
+    let mut insets: Vec<Inset> = Vec::new();
+    let mut n = 0u32;
+    frames::decode_pictures(path, frames::CLIP_FPS, seconds, budget, size, |t, px| {
+        let Some(rgb) = RgbImage::from_raw(size.0, size.1, px.to_vec()) else { return };
+        let rgb = DynamicImage::ImageRgb8(rgb);
+        let gray = rgb.to_luma8();
+        if n.is_multiple_of(FIND_EVERY) {
+            insets = insets_of(rgb.as_rgb8().expect("made as RGB"), &gray);
+        }
+        n += 1;
+        let hashes: Vec<FrameHash> = insets
+            .iter()
+            .filter_map(|inset| inset.cut(&gray, FRAME_SIDE))
+            .flat_map(|square| {
+                let view = frames::frame_view(&square);
+                screen::square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect::<Vec<_>>()
+            })
+            .collect();
+        times.push(t);
+        per_frame.push(hashes);
+    })?;
+    Ok((times, per_frame))
+}
