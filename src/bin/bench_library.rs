@@ -388,7 +388,10 @@ impl Tally {
         self.title += 1;
         let long = m.to - m.from > 6.0;
         let inside = m.from - 0.5 <= truth && truth <= m.to + 0.5;
-        let recurrence = if inside { None } else { v.thumbs.recurrence(truth, m.from, m.to) };
+        // For a still of the static shot, a range inside the shot is part of the shot, not
+        // another moment: it must cover the shot (below), not pass as a recurrence.
+        let within_shot = shot.is_some_and(|(a, b)| m.from < b - 0.5 && m.to > a + 0.5);
+        let recurrence = if inside || within_shot { None } else { v.thumbs.recurrence(truth, m.from, m.to) };
         let repeat = recurrence.is_some();
         let span_ok = !long || v.thumbs.one_picture(recurrence.unwrap_or(truth), m.from, m.to);
         // A recurrence is another moment, which cannot cover the static shot.
