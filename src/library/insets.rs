@@ -17,6 +17,10 @@ use super::{screen, window};
 /// [`frames::CLIP_FPS`]); the frames between are cut where the last look found them.
 const FIND_EVERY: u32 = 4;
 
+/// At most this many seconds of a clip are decoded again: their frames are votes enough, and
+/// a long clip would otherwise cost a screen and window search every half second of it.
+const MAX_SECONDS: f64 = 20.0;
+
 /// Where a picture lies inside a frame, in shares of the frame's sides.
 #[derive(Clone, Copy, Debug)]
 enum Inset {
@@ -47,7 +51,7 @@ fn insets_of(rgb: &RgbImage, gray: &GrayImage) -> Vec<Inset> {
 }
 
 /// The clip at `path` (shown `width` x `height`) decoded at [`frames::CLIP_FPS`] for at most
-/// `seconds`: each frame's time and the hashes of the pictures inside it (each cut as the
+/// `seconds` (and [`MAX_SECONDS`]): each frame's time and the hashes of the pictures inside it (each cut as the
 /// index cuts, and whole where that differs; none when no screen or window was found).
 pub(super) fn inset_hypotheses(
     path: &Path,
@@ -64,7 +68,7 @@ pub(super) fn inset_hypotheses(
     let size = ((w & !1).max(64), (h & !1).max(64));
     let mut insets: Vec<Inset> = Vec::new();
     let mut n = 0u32;
-    frames::decode_pictures(path, frames::CLIP_FPS, seconds, budget, size, |t, px| {
+    frames::decode_pictures(path, frames::CLIP_FPS, seconds.min(MAX_SECONDS), budget, size, |t, px| {
         let Some(rgb) = RgbImage::from_raw(size.0, size.1, px.to_vec()) else { return };
         let rgb = DynamicImage::ImageRgb8(rgb);
         let gray = rgb.to_luma8();
