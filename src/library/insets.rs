@@ -51,8 +51,9 @@ fn insets_of(rgb: &RgbImage, gray: &GrayImage) -> Vec<Inset> {
 }
 
 /// The clip at `path` (shown `width` x `height`) decoded at [`frames::CLIP_FPS`] for at most
-/// `seconds` (and [`MAX_SECONDS`]): each frame's time and the hashes of the pictures inside it (each cut as the
-/// index cuts, and whole where that differs; none when no screen or window was found).
+/// `seconds` (and [`MAX_SECONDS`]): each frame's time and the hashes of the pictures inside
+/// it (each cut as the index cuts, and whole where that differs; none when no screen or
+/// window was found).
 pub(super) fn inset_hypotheses(
     path: &Path,
     (width, height): (u32, u32),
