@@ -86,7 +86,7 @@ impl LibraryIndex {
         // A phone's video of a screen, a video playing in a window: the screens and windows
         // of the clip's frames, decoded larger (see `insets`), against whole frames.
         let mut times = times;
-        if found.is_none() && std::env::var_os("REELFIND_NO_CLIP_INSETS").is_none() {
+        if found.is_none() {
             let (inset_times, per_inset) =
                 insets::inset_hypotheses(path, (probe.width, probe.height), seconds, budget)?;
             if per_inset.iter().any(|h| !h.is_empty()) {

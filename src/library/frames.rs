@@ -149,9 +149,8 @@ pub fn decode_frames_from(
     draft: bool,
     each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
-    let squeeze = format!("scale={FRAME_SIDE}:{FRAME_SIDE}:flags=area");
-    let picture = Picture { squeeze: &squeeze, pix_fmt: "gray", bytes: FRAME_SIDE * FRAME_SIDE };
-    decode_raw(path, start, fps, seconds, budget, draft, &picture, each)
+    let picture = Picture { width: FRAME_SIDE, height: FRAME_SIDE, rgb: false };
+    decode_raw(path, start, fps, seconds, budget, draft, picture, each)
 }
 
 /// Streams frames sampled at `fps` as `width` x `height` RGB pixels (3 bytes each, rows top
@@ -166,17 +165,27 @@ pub fn decode_pictures(
     (width, height): (u32, u32),
     each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
-    let squeeze = format!("scale={width}:{height}:flags=area");
-    let picture = Picture { squeeze: &squeeze, pix_fmt: "rgb24", bytes: width as usize * height as usize * 3 };
-    decode_raw(path, 0.0, fps, seconds, budget, false, &picture, each)
+    let picture = Picture { width: width as usize, height: height as usize, rgb: true };
+    decode_raw(path, 0.0, fps, seconds, budget, false, picture, each)
 }
 
-/// How decoded frames are handed over: the scale filter, the raw pixel format and the bytes
-/// of one frame.
-struct Picture<'a> {
-    squeeze: &'a str,
-    pix_fmt: &'a str,
-    bytes: usize,
+/// How decoded frames are handed over: squeezed (area average) to `width` x `height`, in
+/// gray or RGB.
+#[derive(Clone, Copy)]
+struct Picture {
+    width: usize,
+    height: usize,
+    rgb: bool,
+}
+
+impl Picture {
+    fn pix_fmt(self) -> &'static str {
+        if self.rgb { "rgb24" } else { "gray" }
+    }
+
+    fn bytes(self) -> usize {
+        self.width * self.height * if self.rgb { 3 } else { 1 }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -187,10 +196,11 @@ fn decode_raw(
     seconds: f64,
     budget: &Budget,
     draft: bool,
-    picture: &Picture<'_>,
+    picture: Picture,
     mut each: impl FnMut(f64, &[u8]),
 ) -> anyhow::Result<(u32, String)> {
-    let filter = format!("fps={fps},{},format={}", picture.squeeze, picture.pix_fmt);
+    let (w, h, pix_fmt) = (picture.width, picture.height, picture.pix_fmt());
+    let filter = format!("fps={fps},scale={w}:{h}:flags=area,format={pix_fmt}");
     let max_frames = (seconds * f64::from(fps)).ceil() as u32 + fps;
     let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
     let mut cmd = crate::ffmpeg::command("ffmpeg", limits);
@@ -209,11 +219,11 @@ fn decode_raw(
         "-f",
         "rawvideo",
         "-pix_fmt",
-        picture.pix_fmt,
+        pix_fmt,
         "pipe:1",
     ]);
     let mut pipe = FfmpegPipe::spawn(&mut cmd, budget.cancel.as_ref())?;
-    let mut buf = vec![0u8; picture.bytes];
+    let mut buf = vec![0u8; picture.bytes()];
     let mut n = 0u32;
     loop {
         if budget.cancelled() {

@@ -7,10 +7,10 @@
 //! found and hashed as a still's screen or window is: more hypotheses per frame for the vote.
 use std::path::Path;
 
-use image::{DynamicImage, GrayImage, RgbImage};
+use image::{GrayImage, RgbImage};
 
 use super::frames::{self, Budget, FRAME_SIDE};
-use super::hash::{self, FrameHash, GrayView};
+use super::hash::{FrameHash, GrayView};
 use super::{screen, window};
 
 /// Screens and windows are looked for again every this many clip frames (half a second at
@@ -71,19 +71,15 @@ pub(super) fn inset_hypotheses(
     let mut n = 0u32;
     frames::decode_pictures(path, frames::CLIP_FPS, seconds.min(MAX_SECONDS), budget, size, |t, px| {
         let Some(rgb) = RgbImage::from_raw(size.0, size.1, px.to_vec()) else { return };
-        let rgb = DynamicImage::ImageRgb8(rgb);
-        let gray = rgb.to_luma8();
+        let gray = image::imageops::grayscale(&rgb);
         if n.is_multiple_of(FIND_EVERY) {
-            insets = insets_of(rgb.as_rgb8().expect("made as RGB"), &gray);
+            insets = insets_of(&rgb, &gray);
         }
         n += 1;
         let hashes: Vec<FrameHash> = insets
             .iter()
             .filter_map(|inset| inset.cut(&gray, FRAME_SIDE))
-            .flat_map(|square| {
-                let view = frames::frame_view(&square);
-                screen::square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect::<Vec<_>>()
-            })
+            .flat_map(|square| screen::square_hashes(frames::frame_view(&square)))
             .collect();
         times.push(t);
         per_frame.push(hashes);

@@ -457,7 +457,7 @@ pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
 /// empty when no screen is found.
 pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    found_screens(gray, |view, quad| out.push(rectify(view, quad, side)));
+    found_screens(gray, |view, quad, _| out.push(rectify(view, quad, side)));
     out
 }
 
@@ -466,13 +466,13 @@ pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
 /// geometry by (the frames of a phone's video of a screen).
 pub(super) fn screen_quads(gray: &GrayImage) -> Vec<[(f32, f32); 4]> {
     let mut out = Vec::new();
-    found_screens(gray, |view, quad| out.push(quad.map(|(x, y)| (x / view.width as f32, y / view.height as f32))));
+    found_screens(gray, |_, _, shares| out.push(shares));
     out
 }
 
 /// Looks for a screen in `gray` at each size of [`LOOK_SIDES`] and gives each different one
-/// found, with the copy it was found in.
-fn found_screens(gray: &GrayImage, mut each: impl FnMut(GrayView<'_>, [(f32, f32); 4])) {
+/// found: the copy it was found in, its corners there, and the same in shares of the sides.
+fn found_screens(gray: &GrayImage, mut each: impl FnMut(GrayView<'_>, [(f32, f32); 4], [(f32, f32); 4])) {
     let (w, h) = gray.dimensions();
     let mut found: Vec<[(f32, f32); 4]> = Vec::new();
     for look in LOOK_SIDES {
@@ -487,7 +487,7 @@ fn found_screens(gray: &GrayImage, mut each: impl FnMut(GrayView<'_>, [(f32, f32
         };
         if !found.iter().any(same) {
             found.push(shares);
-            each(view, quad);
+            each(view, quad, shares);
         }
         if (lw, lh) == (w, h) {
             break;
@@ -503,6 +503,12 @@ pub(super) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
     if area == full { vec![area] } else { vec![area, full] }
 }
 
+/// The hashes of a square found in a picture (a rectified screen, a window) under
+/// [`square_rects`].
+pub(super) fn square_hashes(view: GrayView<'_>) -> Vec<hash::FrameHash> {
+    square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -514,10 +520,7 @@ mod tests {
         let squares = screen_squares(gray, side);
         squares
             .iter()
-            .flat_map(|square| {
-                let view = GrayView { width: side, height: side, pixels: square };
-                square_rects(view).into_iter().map(move |r| hash::hash_rect(view, r))
-            })
+            .flat_map(|square| square_hashes(GrayView { width: side, height: side, pixels: square }))
             .collect()
     }
 
