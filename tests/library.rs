@@ -404,35 +404,60 @@ async fn a_picture_in_a_window_over_another_picture_is_found_by_the_window_tier(
     }
 }
 
-#[tokio::test]
-async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindexes_it() {
+/// Indexes the demo folder, rewrites its segment as an older version wrote it (`older` gets
+/// the record, the segment's bytes and the count of its entries), opens the library again as a
+/// server starting on it would, and checks that the segment is stale yet searched, and that the
+/// next `add` re-indexes it. Returns the library's videos after that.
+async fn older_segment_is_searched_then_reindexed(
+    older: impl FnOnce(&reelfind::library::store::VideoRecord, &[u8], usize) -> Vec<u8>,
+) -> Vec<reelfind::library::store::VideoRecord> {
     let app = TestApp::new().await;
     let folder = library_folder();
     let lib = index_of(&app);
     lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
-    // Rewrite the segment as version 2 wrote it: the same tiers without the upper one.
     let record = lib.list()[0].clone();
     let seg = lib.dir().join("segments").join(format!("{}.seg", record.id));
     let bytes = std::fs::read(&seg).unwrap();
-    let kept = (record.frames + record.crop_frames) as usize;
-    let total = kept + record.upper_frames as usize;
-    let mut v2 = bytes[..32].to_vec();
-    v2[..8].copy_from_slice(b"RFLIBSG2");
-    v2[20..24].fill(0);
-    v2.extend_from_slice(&bytes[32..32 + kept * 8]);
-    v2.extend_from_slice(&bytes[32 + total * 8..32 + total * 8 + kept * 24]);
-    v2.extend_from_slice(&bytes[32 + total * 32..32 + total * 32 + kept * 4]);
-    std::fs::write(&seg, &v2).unwrap();
-    // A server started on this library: it opens the segment anew.
+    let total = (record.frames + record.crop_frames + record.upper_frames) as usize;
+    std::fs::write(&seg, older(&record, &bytes, total)).unwrap();
     let lib = LibraryIndex::open(lib.dir()).unwrap();
-    assert_eq!(lib.stale_files().len(), 1, "a version-2 segment is not current");
+    assert_eq!(lib.stale_files().len(), 1, "an older segment is not current");
     let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q.jpg"));
     assert!(lib.search_image(&still).best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5), "still searched meanwhile");
 
     let again = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     assert_eq!((again.added, again.reindexed, again.unchanged), (0, 1, 0), "{again:?}");
     assert!(lib.stale_files().is_empty());
-    assert!(lib.list()[0].upper_frames > 0);
+    lib.list()
+}
+
+#[tokio::test]
+async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindexes_it() {
+    // As version 2 wrote it: the same tiers without the upper one, no stretches.
+    let videos = older_segment_is_searched_then_reindexed(|record, bytes, total| {
+        let kept = (record.frames + record.crop_frames) as usize;
+        let mut v2 = bytes[..32].to_vec();
+        v2[..8].copy_from_slice(b"RFLIBSG2");
+        v2[20..28].fill(0);
+        v2.extend_from_slice(&bytes[32..32 + kept * 8]);
+        v2.extend_from_slice(&bytes[32 + total * 8..32 + total * 8 + kept * 24]);
+        v2.extend_from_slice(&bytes[32 + total * 32..32 + total * 32 + kept * 4]);
+        v2
+    })
+    .await;
+    assert!(videos[0].upper_frames > 0);
+}
+
+#[tokio::test]
+async fn a_segment_without_static_stretches_is_searched_until_the_next_add_reindexes_it() {
+    // As version 3 wrote it: the same entries, no stretches after them.
+    older_segment_is_searched_then_reindexed(|_, bytes, total| {
+        let mut v3 = bytes[..32 + total * 36].to_vec();
+        v3[..8].copy_from_slice(b"RFLIBSG3");
+        v3[24..28].fill(0);
+        v3
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -560,37 +585,63 @@ fn demo_frame(out: &Path) {
     ]);
 }
 
-#[tokio::test]
-async fn a_still_of_a_static_shot_spans_the_whole_shot() {
-    let app = TestApp::new().await;
-    let dir = tempfile::tempdir().unwrap();
-    let frozen = dir.path().join("frozen.png");
+/// Indexes `name`: 2 s of motion, a 5 s shot of the demo's frame (2 s to 7 s) through
+/// `hold` (an ffmpeg filter chain: grain, darkening), 2 s of motion. Returns the video's path.
+fn index_static_shot(app: &TestApp, dir: &Path, name: &str, hold: &str) -> PathBuf {
+    let frozen = dir.join("frozen.png");
     demo_frame(&frozen);
-    // 2 s of motion, a 5 s shot of one picture under film grain (2 s to 7 s), 2 s of motion.
-    let video = dir.path().join("Static Shot (2001).mp4");
+    let video = dir.join(name);
     compose(
         &[
             &["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25:duration=2"],
             &["-loop", "1", "-framerate", "25", "-t", "5", "-i", frozen.to_str().unwrap()],
             &["-f", "lavfi", "-i", "cellauto=s=320x240:rule=110:rate=25,trim=duration=2"],
         ],
-        "[0:v]setsar=1[a];[1:v]setsar=1,noise=alls=6:allf=t[b];[2:v]setsar=1[c];[a][b][c]concat=n=3:v=1:a=0,format=yuv420p",
+        &format!(
+            "[0:v]setsar=1[a];[1:v]setsar=1,{hold}[b];[2:v]setsar=1[c];[a][b][c]concat=n=3:v=1:a=0,format=yuv420p"
+        ),
         &video,
     );
-    let report = index_of(&app).add_paths(std::slice::from_ref(&video), &mut Quiet);
+    let report = index_of(app).add_paths(std::slice::from_ref(&video), &mut Quiet);
     assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    video
+}
 
-    for at in [2.4, 4.3, 6.6] {
-        let still = still_at(&video, at, &dir.path().join("q.jpg"));
-        let m = index_of(&app).search_image(&still).best.unwrap_or_else(|| panic!("no match at {at}"));
-        assert_eq!(m.title, "Static Shot");
+/// Stills at `moments` of the static shot of [`index_static_shot`] answer `title` over the whole
+/// shot.
+fn assert_spans_the_shot(app: &TestApp, video: &Path, title: &str, moments: &[f64]) {
+    for &at in moments {
+        let still = still_at(video, at, &video.with_extension("jpg"));
+        let m = index_of(app).search_image(&still).best.unwrap_or_else(|| panic!("no match at {at}"));
+        assert_eq!(m.title, title);
         assert!(m.from <= 2.1 && m.to >= 6.8, "a still at {at} s spans the shot 2-7 s, not {}..{}", m.from, m.to);
         assert!(m.from <= m.at && m.at <= m.to, "{m:?}");
         assert!(m.also_in.is_empty(), "{m:?}");
     }
+}
+
+#[tokio::test]
+async fn a_still_of_a_static_shot_spans_the_whole_shot() {
+    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The picture under film grain.
+    let video = index_static_shot(&app, dir.path(), "Static Shot (2001).mp4", "noise=alls=6:allf=t");
+    assert_spans_the_shot(&app, &video, "Static Shot", &[2.4, 4.3, 6.6]);
     // A still of the moving part is not stretched over the static shot.
     let moving = index_of(&app).search_image(&still_at(&video, 1.0, &dir.path().join("q.jpg"))).best.unwrap();
     assert!(moving.to < 2.0 && (moving.at - 1.0).abs() <= 0.5, "{moving:?}");
+}
+
+/// A dark, soft picture held for 5 s under heavy grain (a night scene): the grain moves its
+/// hash by more than a run of entries allows, so the hash alone finds pieces of the shot; the
+/// static stretch found at indexing gives the whole of it.
+#[tokio::test]
+async fn a_still_of_a_grainy_dark_static_shot_spans_the_whole_shot() {
+    let app = TestApp::new().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hold = "gblur=sigma=6,eq=brightness=-0.3:contrast=0.5,noise=alls=24:allf=t";
+    let video = index_static_shot(&app, dir.path(), "Night Shot (2002).mp4", hold);
+    assert_spans_the_shot(&app, &video, "Night Shot", &[2.6, 4.5, 6.3]);
 }
 
 /// Two shots of one picture that differ only in detail the hash does not keep (a plaid of 12

@@ -298,7 +298,9 @@ fn thumbnails(src: &Path, side: usize, fps: f64) -> anyhow::Result<Vec<Vec<u8>>>
     let out = Command::new("ffmpeg")
         .args(["-nostdin", "-v", "error", "-i"])
         .arg(src)
-        .args(["-vf", &format!("fps={fps},scale={side}:{side}:flags=area,format=gray"), "-f", "rawvideo", "-"])
+        // `round=up`: thumbnail k is the frame on screen at k / fps (the last one shown by then),
+        // not the one after it.
+        .args(["-vf", &format!("fps={fps}:round=up,scale={side}:{side}:flags=area,format=gray"), "-f", "rawvideo", "-"])
         .output()?;
     anyhow::ensure!(out.status.success(), "ffmpeg thumbnails: {}", String::from_utf8_lossy(&out.stderr));
     Ok(out.stdout.chunks_exact(side * side).map(<[u8]>::to_vec).collect())
@@ -376,14 +378,22 @@ struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, answer: Option<&LibraryMatch>, v: &Source, truth: f64, shot: Option<(f64, f64)>, ms: f64) {
+    /// Counts one answer; whether it is right by the range rule.
+    fn add(
+        &mut self,
+        answer: Option<&LibraryMatch>,
+        v: &Source,
+        truth: f64,
+        shot: Option<(f64, f64)>,
+        ms: f64,
+    ) -> bool {
         let id = v.id;
         self.n += 1;
         self.latency.push(ms);
-        let Some(m) = answer else { return };
+        let Some(m) = answer else { return false };
         if m.video_id != id {
             self.wrong += 1;
-            return;
+            return false;
         }
         self.title += 1;
         let long = m.to - m.from > 6.0;
@@ -396,7 +406,8 @@ impl Tally {
         let span_ok = !long || v.thumbs.one_picture(recurrence.unwrap_or(truth), m.from, m.to);
         // A recurrence is another moment, which cannot cover the static shot.
         let covers = repeat || shot.is_none_or(|(a, b)| m.from <= a + 0.5 && m.to >= b - 0.5);
-        if (inside || repeat) && span_ok && covers {
+        let right = (inside || repeat) && span_ok && covers;
+        if right {
             self.range += 1;
             self.long += usize::from(long);
             self.repeat += usize::from(repeat);
@@ -404,6 +415,7 @@ impl Tally {
         if (m.at - truth).abs() <= 1.0 {
             self.at += 1;
         }
+        right
     }
 
     fn row(&mut self, name: &str, kind: &str) -> String {
@@ -528,7 +540,7 @@ fn main() -> anyhow::Result<()> {
                 let started = Instant::now();
                 let answer = index.search_image(&img);
                 let ms = started.elapsed().as_secs_f64() * 1e3;
-                still.add(answer.best.as_ref(), v, at, shot, ms);
+                let right = still.add(answer.best.as_ref(), v, at, shot, ms);
                 films.entry(v.id).or_default().add(answer.best.as_ref(), v, at, shot, ms);
                 if args.verbose {
                     // Each query rectangle's distance to the true moment: which hypothesis came
@@ -539,10 +551,11 @@ fn main() -> anyhow::Result<()> {
                         .map(|(r, (d, d0))| format!("{r}={d}/{d0}"))
                         .collect();
                     eprintln!(
-                        "{set} still {} video {} at {at:.2}{}: {} nearest {:?} truth {}",
+                        "{set} still {} video {} at {at:.2}{}: {} {} nearest {:?} truth {}",
                         t.name,
                         v.id,
                         shot.map_or(String::new(), |(a, b)| format!(" (shot {a:.2}..{b:.2})")),
+                        if right { "RIGHT" } else { "WRONG" },
                         answer.best.as_ref().map_or("none".into(), |m| format!(
                             "{} {}..{}..{} d={} {} look={:?}",
                             m.video_id, m.from, m.at, m.to, m.distance, m.tier, m.looked

@@ -186,8 +186,12 @@ impl LibraryIndex {
             c.next_id = id + 1;
             Ok(id)
         })?;
-        let tiers =
-            store::Tiers { frames: &fingerprints.frames, crops: &fingerprints.crops, uppers: &fingerprints.uppers };
+        let tiers = store::Tiers {
+            frames: &fingerprints.frames,
+            crops: &fingerprints.crops,
+            uppers: &fingerprints.uppers,
+            stills: &fingerprints.stills,
+        };
         store::write_segment(&self.dir, id, tiers)?;
         if !landmarks.is_empty() {
             audio::write_landmarks(&self.dir, id, &landmarks)?;
@@ -235,7 +239,7 @@ impl LibraryIndex {
             c.next_id = id + 1;
             Ok(id)
         })?;
-        store::write_segment(&self.dir, id, store::Tiers { frames, crops, uppers: &[] })?;
+        store::write_segment(&self.dir, id, store::Tiers { frames, crops, uppers: &[], stills: &[] })?;
         self.update_catalog(|c| {
             c.videos.push(VideoRecord {
                 id,

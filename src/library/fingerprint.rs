@@ -71,17 +71,18 @@ pub(super) fn indexed_rect(view: GrayView<'_>, section: super::scan::Section) ->
 }
 
 /// Fingerprints of one video: kept frames, crop-tier and upper-tier entries, each with its
-/// time in ms.
+/// time in ms, and the static stretches (see [`super::shot::StillFinder`]).
 pub struct Fingerprints {
     pub frames: Vec<(Hash, u32)>,
     pub crops: Vec<(Hash, u32)>,
     pub uppers: Vec<(Hash, u32)>,
+    pub stills: Vec<[u32; 2]>,
 }
 
 /// Decodes a video at [`frames::INDEX_FPS`] and hashes every frame; a frame is kept when it
 /// moved more than [`KEEP_BITS`] from the last kept one (or [`MAX_GAP`] passed), flat frames
 /// are skipped, and the centre windows for the crop tier and the upper parts for the upper
-/// tier are kept by the same rule.
+/// tier are kept by the same rule; the static stretches are found on every decoded frame.
 pub fn fingerprint_video(
     path: &Path,
     probe: &frames::Probe,
@@ -90,7 +91,8 @@ pub fn fingerprint_video(
     use rayon::prelude::*;
     /// Frames hashed together on all cores before the keep rule runs over them in order.
     const BATCH: usize = 48;
-    let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new(), uppers: Vec::new() };
+    let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new(), uppers: Vec::new(), stills: Vec::new() };
+    let mut stills = super::shot::StillFinder::default();
     let mut last: Option<(Hash, f64)> = None;
     let mut last_crop: Option<(Hash, f64)> = None;
     let mut last_upper: Option<(Hash, f64)> = None;
@@ -132,12 +134,14 @@ pub fn fingerprint_video(
     let seconds = probe.duration + 2.0;
     let (decoded, complaints) = frames::decode_frames(path, frames::INDEX_FPS, seconds, &budget, |t, px| {
         progress.advance(step);
+        stills.push(t, frames::frame_view(px));
         batch.push((t, px.to_vec()));
         if batch.len() == BATCH {
             flush(&mut batch, &mut out);
         }
     })?;
     flush(&mut batch, &mut out);
+    out.stills = stills.finish();
     let expected = probe.duration * frames::INDEX_FPS as f64;
     if (decoded as f64) < expected * 0.9 - 2.0 {
         let got = decoded as f64 / frames::INDEX_FPS as f64;

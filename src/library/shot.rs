@@ -2,11 +2,18 @@
 //! entries around it that match the picture as well (a static shot keeps one entry a second,
 //! and every one of them is the picture), and the other videos the same picture is in (a
 //! series' opening, a recap, a trailer cut from the film).
+//!
+//! The run of entries alone cannot always give a static shot: in a dark, soft picture under
+//! heavy grain the grain moves the hash more than the picture does, the keep rule keeps an
+//! entry every few frames, and their distances to the query scatter past [`RUN_SLACK`]. So
+//! indexing also follows the picture itself ([`StillFinder`]): stretches of decoded frames
+//! whose coarse thumbnails stay within [`STILL_LEVELS`] of the stretch's mean are stored with
+//! the segment, and a match whose best entry lies in one spans exactly it.
 use std::collections::HashMap;
 
 use super::fingerprint::MAX_GAP;
 use super::frames;
-use super::hash::{Hash, hamming};
+use super::hash::{GrayView, Hash, hamming};
 use super::scan::{Hit, Section};
 use super::store::Segment;
 
@@ -21,6 +28,17 @@ const AT_SLACK: u32 = 3;
 /// Another video holds the same scene when its best entry is at most this many bits further
 /// from the query than the winner's: closer than that, the picture cannot tell them apart.
 const SHARED_SLACK: u32 = 10;
+
+/// Side of the grey thumbnails a static picture is followed on at indexing: cells of 8x8
+/// pixels of the decoded frame average grain away and still see a head turn.
+const STILL_SIDE: usize = 16;
+/// A frame continues a static stretch while its thumbnail differs from the mean of the
+/// stretch's frames by at most this many grey levels on average: grain, flicker and
+/// compression move a thumbnail by a fraction of a level, a moving camera, a cut or a fade by
+/// several.
+pub const STILL_LEVELS: f32 = 1.0;
+/// Stretches shorter than this (seconds) are not stored: the run of entries spans them.
+const MIN_STILL: f64 = 1.0;
 
 /// The span of a video a still matches: `from..=to` covers the run of matching entries, `at`
 /// is the best single moment inside it. Seconds.
@@ -55,6 +73,7 @@ pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, 
     while last + 1 < hi && dist(last + 1) <= limit {
         last += 1;
     }
+    let near: Vec<usize> = (first..=last).filter(|&i| dist(i) <= best + AT_SLACK).collect();
     let start = |i: usize| times[i] as f64 / 1000.0;
     // A kept entry stands for the frames up to the next kept one; at least one is kept every
     // MAX_GAP, so a longer gap is flat frames that were skipped, not more of the shot.
@@ -62,15 +81,89 @@ pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, 
         let next = if i + 1 < hi { start(i + 1) } else { duration };
         (next.min(start(i) + MAX_GAP) - 1.0 / frames::INDEX_FPS as f64).max(start(i))
     };
-    let near: Vec<usize> = (first..=last).filter(|&i| dist(i) <= best + AT_SLACK).collect();
+    // The best entry's frames in a static stretch: every frame of the stretch is their picture.
+    // (The keep rule often keeps the frame a shot settles from, just before the stretch.)
+    let ms = |t: f64| (t * 1000.0).round() as u32;
+    let still = still_overlapping(seg.stills(), times[entry], ms(end(entry)));
+    if let Some([a, b]) = still {
+        let section_times = &times[lo..hi];
+        first = first.min(lo + section_times.partition_point(|&t| t < a));
+        last = last.max((lo + section_times.partition_point(|&t| t <= b)).saturating_sub(1).max(entry));
+    }
     let (a, b) = (near.first().copied().unwrap_or(entry), near.last().copied().unwrap_or(entry));
     let at = (start(a) + end(b)) / 2.0;
-    Shot {
-        from: start(first),
-        at: at.clamp(start(first), end(last)),
-        to: end(last).min(duration),
-        entries: (first, last),
+    // A stretch is the span of the picture itself; the run's entries at its ends may reach into
+    // the frames around it, which the hash cannot tell from it but the pixels can. The entries
+    // stay the run's and the stretch's, so that neither is taken for another candidate.
+    let (from, to) = match still {
+        Some([a, b]) => ((a as f64 / 1000.0).min(start(entry)), b as f64 / 1000.0),
+        None => (start(first), end(last)),
+    };
+    Shot { from, at: at.clamp(from, to), to: to.min(duration), entries: (first, last) }
+}
+
+/// The first stored static stretch (`[from, to]` ms, sorted, disjoint) that overlaps
+/// `from..=to` ms, if any.
+fn still_overlapping(stills: &[[u32; 2]], from: u32, to: u32) -> Option<[u32; 2]> {
+    let i = stills.partition_point(|s| s[1] < from);
+    stills.get(i).copied().filter(|s| s[0] <= to)
+}
+
+/// Finds the static stretches of a video from its decoded frames, fed in order: a stretch
+/// goes on while each frame's [`STILL_SIDE`]² thumbnail is within [`STILL_LEVELS`] of the
+/// stretch's mean thumbnail (the mean, not the first frame: grain on one frame must not
+/// decide), and is kept when it lasts [`MIN_STILL`].
+#[derive(Default)]
+pub struct StillFinder {
+    mean: Vec<f32>,
+    frames: u32,
+    from: f64,
+    last: f64,
+    found: Vec<[u32; 2]>,
+}
+
+impl StillFinder {
+    /// The frame at `t` seconds.
+    pub fn push(&mut self, t: f64, frame: GrayView<'_>) {
+        let thumb = thumbnail(frame);
+        let diff = |mean: &[f32]| mean.iter().zip(&thumb).map(|(m, x)| (m - x).abs()).sum::<f32>() / thumb.len() as f32;
+        if self.frames > 0 && diff(&self.mean) <= STILL_LEVELS {
+            self.frames += 1;
+            let k = 1.0 / self.frames as f32;
+            self.mean.iter_mut().zip(&thumb).for_each(|(m, x)| *m += (x - *m) * k);
+            self.last = t;
+        } else {
+            self.close();
+            *self = Self { mean: thumb, frames: 1, from: t, last: t, found: std::mem::take(&mut self.found) };
+        }
     }
+
+    fn close(&mut self) {
+        if self.frames > 0 && self.last - self.from >= MIN_STILL - 1e-6 {
+            let ms = |t: f64| (t * 1000.0).round() as u32;
+            self.found.push([ms(self.from), ms(self.last)]);
+        }
+    }
+
+    /// The stretches found, `[first frame, last frame]` in ms, in order.
+    pub fn finish(mut self) -> Vec<[u32; 2]> {
+        self.close();
+        self.found
+    }
+}
+
+/// Mean grey levels of [`STILL_SIDE`]² equal cells of the whole frame.
+fn thumbnail(frame: GrayView<'_>) -> Vec<f32> {
+    let (cw, ch) = ((frame.width / STILL_SIDE).max(1), (frame.height / STILL_SIDE).max(1));
+    let mut out = vec![0f32; STILL_SIDE * STILL_SIDE];
+    for (y, row) in frame.pixels.chunks_exact(frame.width).enumerate().take(ch * STILL_SIDE) {
+        for (x, &p) in row.iter().enumerate().take(cw * STILL_SIDE) {
+            out[(y / ch) * STILL_SIDE + x / cw] += p as f32;
+        }
+    }
+    let cell = (cw * ch) as f32;
+    out.iter_mut().for_each(|v| *v /= cell);
+    out
 }
 
 /// The best hit of every video other than the winner's that is within [`SHARED_SLACK`] bits of
@@ -92,4 +185,73 @@ pub fn shared_with(refs: &[&Segment], hits: &[Hit], winner: &Hit, accept: u32) -
     let mut out: Vec<Hit> = best.into_values().collect();
     out.sort_unstable_by_key(|h| (h.dist, refs[h.segment as usize].video_id));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 128-square frame: a soft pattern shifted `dx` pixels, brightened by `lift`, with
+    /// `grain` levels of per-pixel noise from `seed`.
+    fn frame(dx: f32, lift: f32, grain: f32, seed: u64) -> Vec<u8> {
+        let n = frames::FRAME_SIDE;
+        let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as f32 + dx, (i / n) as f32);
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let noise = ((state >> 33) as f32 / (1u64 << 31) as f32 - 0.5) * 2.0 * grain;
+                (40.0 + lift + 20.0 * (x * 0.07).sin() * (y * 0.05).cos() + noise).clamp(0.0, 255.0) as u8
+            })
+            .collect()
+    }
+
+    fn stretches(frames: &[Vec<u8>], fps: f64) -> Vec<[u32; 2]> {
+        let mut finder = StillFinder::default();
+        for (k, f) in frames.iter().enumerate() {
+            finder.push(k as f64 / fps, super::frames::frame_view(f));
+        }
+        finder.finish()
+    }
+
+    #[test]
+    fn a_held_picture_under_heavy_grain_is_one_stretch_and_motion_ends_it() {
+        // 1 s of a pan, 3 s held under grain of +-10 levels in the decoded 128 square (a grainy
+        // 1080p film squeezed to it averages its grain far below that), 1 s of a pan (24 fps).
+        let mut video: Vec<Vec<u8>> = (0..24).map(|k| frame(k as f32 * 2.0, 0.0, 3.0, k)).collect();
+        video.extend((24..96).map(|k| frame(48.0, 0.0, 10.0, k)));
+        video.extend((96..120).map(|k| frame(48.0 + (k - 95) as f32 * 2.0, 0.0, 3.0, k)));
+        let found = stretches(&video, 24.0);
+        assert_eq!(found.len(), 1, "{found:?}");
+        let [from, to] = found[0];
+        assert!((900..=1000).contains(&from) && (3958..=4100).contains(&to), "{found:?}");
+    }
+
+    #[test]
+    fn a_slow_fade_and_a_short_pause_are_not_stretches() {
+        // 4 s fading up by 40 levels: never one picture for a second.
+        let fade: Vec<Vec<u8>> = (0..96).map(|k| frame(0.0, k as f32 * 40.0 / 96.0, 1.0, k)).collect();
+        assert!(stretches(&fade, 24.0).is_empty(), "{:?}", stretches(&fade, 24.0));
+        // Half a second held between pans.
+        let mut pause: Vec<Vec<u8>> = (0..24).map(|k| frame(k as f32 * 2.0, 0.0, 1.0, k)).collect();
+        pause.extend((24..36).map(|k| frame(48.0, 0.0, 1.0, k)));
+        pause.extend((36..60).map(|k| frame(48.0 + (k - 35) as f32 * 2.0, 0.0, 1.0, k)));
+        assert!(stretches(&pause, 24.0).is_empty());
+    }
+
+    #[test]
+    fn the_stretch_a_span_of_frames_reaches_into_is_found_by_its_ends() {
+        let stills = [[1000, 3000], [5000, 9000]];
+        let at = |ms| still_overlapping(&stills, ms, ms);
+        assert_eq!(at(1000), Some([1000, 3000]));
+        assert_eq!(at(3000), Some([1000, 3000]));
+        assert_eq!(at(4000), None);
+        assert_eq!(at(7000), Some([5000, 9000]));
+        assert_eq!(at(9001), None);
+        assert_eq!(at(0), None);
+        assert_eq!(still_overlapping(&[], 10, 10), None);
+        // An entry kept just before a shot settles stands for frames inside it.
+        assert_eq!(still_overlapping(&stills, 4600, 5400), Some([5000, 9000]));
+        assert_eq!(still_overlapping(&stills, 3500, 4999), None);
+    }
 }

@@ -214,8 +214,24 @@ impl LibraryIndex {
                 Vec::new()
             };
             let winner = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score)).map(|&(run, l)| {
-                // The hash's own first choice stands unless another looks clearly more alike.
-                if looked[0].1.score >= l.score - verify::SAME_LOOK { looked[0] } else { (run, l) }
+                // The hash's own first choice stands unless another looks clearly more alike, as
+                // a whole or, among those alike as a whole, in its detail.
+                let tied = |x: &&(usize, Look)| x.1.score >= l.score - verify::SAME_LOOK;
+                let first = looked[0];
+                if !tied(&&first) {
+                    return (run, l);
+                }
+                let finer = looked.iter().filter(tied).max_by(|a, b| a.1.detail.total_cmp(&b.1.detail));
+                if let Some(&f) = finer.filter(|f| f.1.detail > first.1.detail + verify::DETAIL_MARGIN) {
+                    return f;
+                }
+                // Alike in detail too: a screenshot is taken at any moment, so the picture is
+                // more likely from the span that shows it longer (a static shot rather than the
+                // moment the film passes through it again).
+                let length = |x: &(usize, Look)| runs[x.0].1.to - runs[x.0].1.from;
+                let same = |x: &&(usize, Look)| tied(x) && x.1.detail >= first.1.detail - verify::DETAIL_MARGIN;
+                let longest = looked.iter().filter(same).max_by(|a, b| length(a).total_cmp(&length(b)));
+                longest.copied().filter(|l| length(l) > 2.0 * length(&first)).unwrap_or(first)
             });
             let (best, shot) = match winner {
                 Some((run, l)) => {

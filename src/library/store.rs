@@ -2,11 +2,12 @@
 //! one immutable segment file per video under `segments/`, memory-mapped for search.
 //!
 //! A segment is `header | first hash words (8 B each) | other hash words (24 B each) |
-//! times (u32 ms each)`. The first
+//! times (u32 ms each) | static stretches (two u32 ms each)`. The first
 //! `n_frames` entries are whole-picture hashes of sampled frames; the `n_crop` entries after
 //! them are hashes of centre crops of key frames (the tier for cropped screenshots); the
 //! `n_upper` entries after those are hashes of the upper part of key frames (the tier for
-//! pictures whose lower part is covered by big subtitles or a player's controls). Writing a
+//! pictures whose lower part is covered by big subtitles or a player's controls). The static
+//! stretches are the spans where the picture holds still (see [`super::shot`]). Writing a
 //! new segment and then the catalog makes an interrupted run harmless: a segment without a
 //! catalog record is ignored and rewritten next time.
 use std::fs::{self, File};
@@ -20,12 +21,15 @@ use serde::{Deserialize, Serialize};
 use super::hash::Hash;
 use super::scan::Section;
 
-/// Version 3 adds the upper tier (its count in header bytes 20..24) to version 2 (hash bits
-/// ordered low frequencies first, frames sampled at 8 fps, one centre window per crop-tier
-/// entry). A version-2 segment is still searched (its header holds zero there: no upper
-/// tier) but is not current, so the next `add` re-indexes it. Version-1 segments are not
-/// comparable and get re-indexed before they are searched.
-const MAGIC: &[u8; 8] = b"RFLIBSG3";
+/// Version 4 adds the static stretches (their count in header bytes 24..28, the stretches
+/// after the times) to version 3, which added the upper tier (its count in header bytes
+/// 20..24) to version 2 (hash bits ordered low frequencies first, one centre window per
+/// crop-tier entry). Version-3 and version-2 segments are still searched (without stretches,
+/// and for version 2 without the upper tier) but are not current, so the next `add`
+/// re-indexes them. Version-1 segments are not comparable and get re-indexed before they are
+/// searched.
+const MAGIC: &[u8; 8] = b"RFLIBSG4";
+const V3_MAGIC: &[u8; 8] = b"RFLIBSG3";
 const V2_MAGIC: &[u8; 8] = b"RFLIBSG2";
 const OLD_MAGIC: &[u8; 8] = b"RFLIBSG1";
 const HEADER: usize = 32;
@@ -188,17 +192,19 @@ pub fn segment_path(dir: &Path, id: u32) -> PathBuf {
     dir.join("segments").join(format!("{id}.seg"))
 }
 
-/// The entries of one video's segment, tier by tier, each `(hash, ms)`.
+/// The entries of one video's segment, tier by tier, each `(hash, ms)`, and its static
+/// stretches (`[from, to]` ms, in order).
 #[derive(Clone, Copy)]
 pub struct Tiers<'a> {
     pub frames: &'a [(Hash, u32)],
     pub crops: &'a [(Hash, u32)],
     pub uppers: &'a [(Hash, u32)],
+    pub stills: &'a [[u32; 2]],
 }
 
 /// Writes a segment file (through a temporary name, so readers never see half a file).
 pub fn write_segment(dir: &Path, id: u32, tiers: Tiers<'_>) -> anyhow::Result<PathBuf> {
-    let Tiers { frames, crops, uppers } = tiers;
+    let Tiers { frames, crops, uppers, stills } = tiers;
     let path = segment_path(dir, id);
     fs::create_dir_all(path.parent().unwrap_or(dir))?;
     let tmp = path.with_extension("seg.tmp");
@@ -210,6 +216,7 @@ pub fn write_segment(dir: &Path, id: u32, tiers: Tiers<'_>) -> anyhow::Result<Pa
         header[12..16].copy_from_slice(&(crops.len() as u32).to_le_bytes());
         header[16..20].copy_from_slice(&id.to_le_bytes());
         header[20..24].copy_from_slice(&(uppers.len() as u32).to_le_bytes());
+        header[24..28].copy_from_slice(&(stills.len() as u32).to_le_bytes());
         out.write_all(&header)?;
         let entries = || frames.iter().chain(crops).chain(uppers);
         // First words of every entry, then the other three words (see `scan`).
@@ -222,6 +229,9 @@ pub fn write_segment(dir: &Path, id: u32, tiers: Tiers<'_>) -> anyhow::Result<Pa
             }
         }
         for (_, t) in entries() {
+            out.write_all(&t.to_le_bytes())?;
+        }
+        for t in stills.iter().flatten() {
             out.write_all(&t.to_le_bytes())?;
         }
         out.flush()?;
@@ -246,6 +256,7 @@ pub struct Segment {
     pub n_frames: usize,
     pub n_crop: usize,
     pub n_upper: usize,
+    pub n_stills: usize,
     map: Mmap,
 }
 
@@ -258,19 +269,26 @@ impl Segment {
         if map.len() >= HEADER && &map[..8] == OLD_MAGIC {
             bail!("{} was written by an older version of the index; it needs re-indexing", path.display());
         }
-        if map.len() < HEADER || (&map[..8] != MAGIC && &map[..8] != V2_MAGIC) {
-            bail!("{} is not a library segment", path.display());
+        let version = match map.get(..8) {
+            Some(m) if m == MAGIC => 4,
+            Some(m) if m == V3_MAGIC => 3,
+            Some(m) if m == V2_MAGIC => 2,
+            _ => bail!("{} is not a library segment", path.display()),
+        };
+        if map.len() < HEADER {
+            bail!("{} is truncated", path.display());
         }
         let word = |at: usize| u32::from_le_bytes(map[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
         let (n_frames, n_crop, video_id) = (word(8), word(12), word(16) as u32);
-        let n_upper = if &map[..8] == MAGIC { word(20) } else { 0 };
+        let n_upper = if version >= 3 { word(20) } else { 0 };
+        let n_stills = if version >= 4 { word(24) } else { 0 };
         let n = n_frames + n_crop + n_upper;
-        if map.len() != HEADER + n * 36 {
+        if map.len() != HEADER + n * 36 + n_stills * 8 {
             bail!("{} is truncated", path.display());
         }
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::WillNeed);
-        Ok(Self { video_id, n_frames, n_crop, n_upper, map })
+        Ok(Self { video_id, n_frames, n_crop, n_upper, n_stills, map })
     }
 
     pub fn len(&self) -> usize {
@@ -312,6 +330,12 @@ impl Segment {
         bytemuck::cast_slice(&self.map[start..start + self.len() * 4])
     }
 
+    /// The static stretches, `[from, to]` ms, in order (none in a segment older than version 4).
+    pub fn stills(&self) -> &[[u32; 2]] {
+        let start = HEADER + self.len() * 36;
+        bytemuck::cast_slice(&self.map[start..start + self.n_stills * 8])
+    }
+
     pub fn bytes(&self) -> usize {
         self.map.len()
     }
@@ -343,6 +367,27 @@ mod tests {
                 })
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_segment_keeps_its_tiers_and_static_stretches_and_a_short_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let entry = |k: u64, ms: u32| ([k, k + 1, k + 2, k + 3], ms);
+        let frames = [entry(1, 0), entry(5, 1000), entry(9, 2500)];
+        let uppers = [entry(20, 40)];
+        let stills = [[1000, 2400], [2500, 7000]];
+        let tiers = Tiers { frames: &frames, crops: &[], uppers: &uppers, stills: &stills };
+        let path = write_segment(dir.path(), 7, tiers).unwrap();
+        let seg = Segment::open(&path).unwrap();
+        assert_eq!((seg.video_id, seg.n_frames, seg.n_crop, seg.n_upper), (7, 3, 0, 1));
+        assert_eq!(seg.hash(1), [5, 6, 7, 8]);
+        assert_eq!(seg.times(), &[0, 1000, 2500, 40]);
+        assert_eq!(seg.stills(), &stills);
+        assert!(segment_is_current(dir.path(), 7));
+        // Cut short by one stretch: not a segment to search.
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 8]).unwrap();
+        assert!(Segment::open(&path).is_err());
     }
 
     #[test]

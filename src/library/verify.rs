@@ -63,8 +63,18 @@ pub(super) const SAME_LOOK: f32 = 0.004;
 /// much less than the winner's: a recap or a trailer re-encodes (and may re-grade) the picture.
 pub(super) const SHARED_LOOK: f32 = 0.03;
 
-/// A picture ready to be correlated: pooled, zero mean, unit norm.
-pub(super) struct Pooled(Vec<f32>);
+/// Side of the cells whose mean [`Pooled::detail`] takes away from the 64x64 picture.
+const DETAIL_CELL: usize = 8;
+/// Among candidates that look the same as a whole (within [`SAME_LOOK`]), another wins over
+/// the hash's own choice when its detail correlates with the query's by this much more: two
+/// moments on one grey backdrop (a title card, then a hand over the same backdrop) correlate
+/// alike as a whole and apart in their detail.
+pub(super) const DETAIL_MARGIN: f32 = 0.1;
+
+/// A picture ready to be correlated: pooled, zero mean, unit norm; and its detail (the 64x64
+/// picture less its [`DETAIL_CELL`]² cell means, zero mean, unit norm; `None` when there is
+/// none to speak of).
+pub(super) struct Pooled(Vec<f32>, Option<Vec<f32>>);
 
 /// `v` less its mean, divided by its norm; `None` when its norm is under `floor`.
 fn normalised(mut v: Vec<f32>, floor: f32) -> Option<Vec<f32>> {
@@ -76,6 +86,19 @@ fn normalised(mut v: Vec<f32>, floor: f32) -> Option<Vec<f32>> {
     }
     v.iter_mut().for_each(|x| *x /= norm);
     Some(v)
+}
+
+/// A 64x64 hash buffer less the mean of its [`DETAIL_CELL`]² cells, normalised; `None` under
+/// half a grey level of detail per pixel.
+fn detail(buf: &[f32]) -> Option<Vec<f32>> {
+    let n = hash::HASH_SIDE;
+    let cells = n / DETAIL_CELL;
+    let mut means = vec![0f32; cells * cells];
+    let cell = |i: usize| (i / n / DETAIL_CELL) * cells + (i % n) / DETAIL_CELL;
+    buf.iter().enumerate().for_each(|(i, v)| means[cell(i)] += v);
+    let area = (DETAIL_CELL * DETAIL_CELL) as f32;
+    let high: Vec<f32> = buf.iter().enumerate().map(|(i, v)| v - means[cell(i)] / area).collect();
+    normalised(high, 0.5 * n as f32)
 }
 
 fn dot(a: &[f32], b: &[f32]) -> f32 {
@@ -92,7 +115,16 @@ impl Pooled {
             out[(i / n / f) * POOLED + (i % n) / f] += v;
         }
         // Under a tenth of a gray level of spread per pooled cell: nothing to compare.
-        normalised(out, 0.1 * (f * f) as f32 * POOLED as f32).map(Pooled)
+        let pooled = normalised(out, 0.1 * (f * f) as f32 * POOLED as f32)?;
+        Some(Pooled(pooled, detail(buf)))
+    }
+
+    /// Correlation of the two pictures' detail (see [`Pooled`]); 0 when either has none.
+    pub fn detail_correlation(&self, other: &Pooled) -> f32 {
+        match (&self.1, &other.1) {
+            (Some(a), Some(b)) => dot(a, b),
+            _ => 0.0,
+        }
     }
 
     /// Correlation, -1..=1 (1: the same picture up to brightness and contrast).
@@ -141,12 +173,14 @@ pub(super) struct Candidate<'a> {
     pub cancel: Option<&'a CancellationToken>,
 }
 
-/// What looking again found: the best frame's correlation with the query (as a whole and by
-/// blocks) and time, and the span of the frames as alike as it (a static shot: all of it).
+/// What looking again found: the best frame's correlation with the query (as a whole, by
+/// blocks and of its detail) and time, and the span of the frames as alike as it (a static
+/// shot: all of it).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Look {
     pub score: f32,
     pub blocks: f32,
+    pub detail: f32,
     pub at: f64,
     pub from: f64,
     pub to: f64,
@@ -175,23 +209,24 @@ pub(super) fn look(c: &Candidate<'_>) -> Option<Look> {
         end = start + MAX_LOOK;
     }
     let fps = ((FRAMES_PER_LOOK / (end - start)).ceil() as u32).clamp(1, frames::INDEX_FPS);
-    let mut scored: Vec<(f64, f32, f32)> = Vec::new();
+    let mut scored: Vec<(f64, f32, f32, f32)> = Vec::new();
     let budget = Budget { cancel: c.cancel.cloned(), ..Budget::default() };
     frames::decode_frames_from(c.path, start, fps, end - start, &budget, true, |t, px| {
         let view = frames::frame_view(px);
         let rect = indexed_rect(view, c.section);
         if let Some(p) = Pooled::of(&hash::downsample(view, rect)) {
-            scored.push((start + t, c.query.correlation(&p), c.query.block_correlation(&p)));
+            let scores = (c.query.correlation(&p), c.query.block_correlation(&p), c.query.detail_correlation(&p));
+            scored.push((start + t, scores.0, scores.1, scores.2));
         }
     })
     .ok()?;
-    let &(at, score, blocks) = scored.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let &(at, score, blocks, detail) = scored.iter().max_by(|a, b| a.1.total_cmp(&b.1))?;
     // Frames as alike as the best within what grain and compression change (a static shot):
     // their span, and `at` in its middle when the best is one of many equals.
-    let alike: Vec<f64> = scored.iter().filter(|(_, s, _)| *s >= score - SAME_LOOK).map(|(t, _, _)| *t).collect();
+    let alike: Vec<f64> = scored.iter().filter(|(_, s, ..)| *s >= score - SAME_LOOK).map(|(t, ..)| *t).collect();
     let (from, to) = (alike[0], alike[alike.len() - 1]);
     let at = if alike.len() >= 3 { alike[alike.len() / 2] } else { at };
-    Some(Look { score, blocks, at, from, to })
+    Some(Look { score, blocks, detail, at, from, to })
 }
 
 #[cfg(test)]
@@ -246,7 +281,7 @@ mod tests {
 
     #[test]
     fn a_hit_beyond_the_threshold_needs_both_correlations_and_stays_inside_the_band() {
-        let look = |score, blocks| Look { score, blocks, at: 0.0, from: 0.0, to: 0.0 };
+        let look = |score, blocks| Look { score, blocks, detail: 0.0, at: 0.0, from: 0.0, to: 0.0 };
         // Smooth pictures alike as a whole only (the diver taken for a flat cartoon frame).
         let smooth = look(0.82, 0.45);
         assert!(smooth.stands_for(70, 70));
