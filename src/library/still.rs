@@ -216,10 +216,20 @@ impl LibraryIndex {
             let winner = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score)).map(|&(run, l)| {
                 // The hash's own first choice stands unless another looks clearly more alike, as
                 // a whole or, among those alike as a whole, in its detail.
-                let tied = |x: &&(usize, Look)| x.1.score >= l.score - verify::SAME_LOOK;
+                // A tie is broken only in favour of a run whose look can stand for its hit (below).
+                let stands = |x: &(usize, Look)| {
+                    let dist = runs[x.0].0.dist as u32;
+                    dist <= CLOSE || x.1.stands_for(dist, tried.tier.accept())
+                };
+                let tied = |x: &&(usize, Look)| x.1.score >= l.score - verify::SAME_LOOK && stands(x);
                 let first = looked[0];
-                if !tied(&&first) {
+                if first.1.score < l.score - verify::SAME_LOOK {
                     return (run, l);
+                }
+                // Nor when the hash's choice cannot stand: a tie-break picks a moment, it never
+                // turns "no match" into a match.
+                if !stands(&first) {
+                    return first;
                 }
                 let finer = looked.iter().filter(tied).max_by(|a, b| a.1.detail.total_cmp(&b.1.detail));
                 if let Some(&f) = finer.filter(|f| f.1.detail > first.1.detail + verify::DETAIL_MARGIN) {
