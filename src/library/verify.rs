@@ -63,7 +63,7 @@ pub(super) const SAME_LOOK: f32 = 0.004;
 /// much less than the winner's: a recap or a trailer re-encodes (and may re-grade) the picture.
 pub(super) const SHARED_LOOK: f32 = 0.03;
 
-/// Side of the cells whose mean [`Pooled::detail`] takes away from the 64x64 picture.
+/// Side of the cells whose mean [`detail`] takes away from the 64x64 picture.
 const DETAIL_CELL: usize = 8;
 /// Among candidates that look the same as a whole (within [`SAME_LOOK`]), another wins over
 /// the hash's own choice when its detail correlates with the query's by this much more: two
@@ -277,6 +277,30 @@ mod tests {
         // An unrelated picture is unlike either way.
         let c = Pooled::of(&buf(|x, y| ((x * 7 + y * 13) % 17) as f32 * 9.0 + (y as f32 * 0.5).sin() * 40.0)).unwrap();
         assert!(a.correlation(&c).max(a.block_correlation(&c)) < LOOK_ACCEPT);
+    }
+
+    #[test]
+    fn two_moments_on_one_backdrop_are_alike_as_a_whole_and_apart_in_detail() {
+        // A bright vignette over the whole frame, with a small logo in one moment and a small
+        // hand shape in the other.
+        let backdrop = |x: usize, y: usize| 200.0 - ((x as f32 - 32.0).powi(2) + (y as f32 - 32.0).powi(2)) * 0.08;
+        let logo = |x: usize, y: usize| {
+            backdrop(x, y)
+                + if (10..22).contains(&x) && (28..34).contains(&y) && (x + y) % 3 == 0 { -90.0 } else { 0.0 }
+        };
+        let hand = |x: usize, y: usize| {
+            backdrop(x, y) + if (44..54).contains(&x) && (40..60).contains(&y) && x % 2 == 0 { -90.0 } else { 0.0 }
+        };
+        let (a, b) = (Pooled::of(&buf(logo)).unwrap(), Pooled::of(&buf(hand)).unwrap());
+        let a_again = Pooled::of(&buf(|x, y| logo(x, y) * 0.9 + 12.0)).unwrap();
+        assert!(a.correlation(&b) > 0.9, "{}", a.correlation(&b));
+        assert!(a.detail_correlation(&a_again) > 0.95, "{}", a.detail_correlation(&a_again));
+        assert!(
+            a.detail_correlation(&a_again) > a.detail_correlation(&b) + DETAIL_MARGIN,
+            "{} vs {}",
+            a.detail_correlation(&a_again),
+            a.detail_correlation(&b)
+        );
     }
 
     #[test]
