@@ -286,10 +286,11 @@ mod tests {
         let backdrop = |x: usize, y: usize| 200.0 - ((x as f32 - 32.0).powi(2) + (y as f32 - 32.0).powi(2)) * 0.08;
         let logo = |x: usize, y: usize| {
             backdrop(x, y)
-                + if (10..22).contains(&x) && (28..34).contains(&y) && (x + y) % 3 == 0 { -90.0 } else { 0.0 }
+                + if (10..22).contains(&x) && (28..34).contains(&y) && (x + y).is_multiple_of(3) { -90.0 } else { 0.0 }
         };
         let hand = |x: usize, y: usize| {
-            backdrop(x, y) + if (44..54).contains(&x) && (40..60).contains(&y) && x % 2 == 0 { -90.0 } else { 0.0 }
+            backdrop(x, y)
+                + if (44..54).contains(&x) && (40..60).contains(&y) && x.is_multiple_of(2) { -90.0 } else { 0.0 }
         };
         let (a, b) = (Pooled::of(&buf(logo)).unwrap(), Pooled::of(&buf(hand)).unwrap());
         let a_again = Pooled::of(&buf(|x, y| logo(x, y) * 0.9 + 12.0)).unwrap();
