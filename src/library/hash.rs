@@ -200,6 +200,19 @@ pub fn downsample(img: GrayView<'_>, rect: Rect) -> Vec<f32> {
     out
 }
 
+/// Means of the `cell`-pixel squares of a square picture `side` pixels wide (`side` a multiple
+/// of `cell`), row by row.
+pub fn cell_means<T: Copy + Into<f32>>(pixels: &[T], side: usize, cell: usize) -> Vec<f32> {
+    let cells = side / cell;
+    let mut out = vec![0f32; cells * cells];
+    for (i, &v) in pixels.iter().enumerate() {
+        out[(i / side / cell) * cells + (i % side) / cell] += v.into();
+    }
+    let area = (cell * cell) as f32;
+    out.iter_mut().for_each(|v| *v /= area);
+    out
+}
+
 /// The 16x64 DCT-II basis without the DC row.
 fn dct_matrix() -> &'static [f32; K * N] {
     static M: std::sync::OnceLock<[f32; K * N]> = std::sync::OnceLock::new();

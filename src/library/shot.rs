@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use super::fingerprint::MAX_GAP;
 use super::frames;
-use super::hash::{GrayView, Hash, hamming};
+use super::hash::{GrayView, Hash, cell_means, hamming};
 use super::scan::{Hit, Section};
 use super::store::Segment;
 
@@ -36,7 +36,7 @@ const STILL_SIDE: usize = 16;
 /// stretch's frames by at most this many grey levels on average: grain, flicker and
 /// compression move a thumbnail by a fraction of a level, a moving camera, a cut or a fade by
 /// several.
-pub const STILL_LEVELS: f32 = 1.0;
+const STILL_LEVELS: f32 = 1.0;
 /// Stretches shorter than this (seconds) are not stored: the run of entries spans them.
 const MIN_STILL: f64 = 1.0;
 
@@ -83,7 +83,6 @@ pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, 
     };
     // The best entry's frames in a static stretch: every frame of the stretch is their picture.
     // (The keep rule often keeps the frame a shot settles from, just before the stretch.)
-    let ms = |t: f64| (t * 1000.0).round() as u32;
     let still = still_overlapping(seg.stills(), times[entry], ms(end(entry)));
     if let Some([a, b]) = still {
         let section_times = &times[lo..hi];
@@ -140,7 +139,6 @@ impl StillFinder {
 
     fn close(&mut self) {
         if self.frames > 0 && self.last - self.from >= MIN_STILL - 1e-6 {
-            let ms = |t: f64| (t * 1000.0).round() as u32;
             self.found.push([ms(self.from), ms(self.last)]);
         }
     }
@@ -152,18 +150,15 @@ impl StillFinder {
     }
 }
 
-/// Mean grey levels of [`STILL_SIDE`]² equal cells of the whole frame.
+/// Mean grey levels of [`STILL_SIDE`]² equal cells of a decoded frame.
 fn thumbnail(frame: GrayView<'_>) -> Vec<f32> {
-    let (cw, ch) = ((frame.width / STILL_SIDE).max(1), (frame.height / STILL_SIDE).max(1));
-    let mut out = vec![0f32; STILL_SIDE * STILL_SIDE];
-    for (y, row) in frame.pixels.chunks_exact(frame.width).enumerate().take(ch * STILL_SIDE) {
-        for (x, &p) in row.iter().enumerate().take(cw * STILL_SIDE) {
-            out[(y / ch) * STILL_SIDE + x / cw] += p as f32;
-        }
-    }
-    let cell = (cw * ch) as f32;
-    out.iter_mut().for_each(|v| *v /= cell);
-    out
+    debug_assert_eq!((frame.width, frame.height), (frames::FRAME_SIDE, frames::FRAME_SIDE));
+    cell_means(frame.pixels, frames::FRAME_SIDE, frames::FRAME_SIDE / STILL_SIDE)
+}
+
+/// Seconds to the index's milliseconds.
+fn ms(t: f64) -> u32 {
+    (t * 1000.0).round() as u32
 }
 
 /// The best hit of every video other than the winner's that is within [`SHARED_SLACK`] bits of

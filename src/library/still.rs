@@ -213,40 +213,11 @@ impl LibraryIndex {
             } else {
                 Vec::new()
             };
-            let winner = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score)).map(|&(run, l)| {
-                // The hash's own first choice stands unless another looks clearly more alike, as
-                // a whole or, among those alike as a whole, in its detail.
-                // A tie is broken only in favour of a run whose look can stand for its hit (below).
-                let stands = |x: &(usize, Look)| {
-                    let dist = runs[x.0].0.dist as u32;
-                    dist <= CLOSE || x.1.stands_for(dist, tried.tier.accept())
-                };
-                let tied = |x: &&(usize, Look)| x.1.score >= l.score - verify::SAME_LOOK && stands(x);
-                let first = looked[0];
-                if first.1.score < l.score - verify::SAME_LOOK {
-                    return (run, l);
-                }
-                // Nor when the hash's choice cannot stand: a tie-break picks a moment, it never
-                // turns "no match" into a match.
-                if !stands(&first) {
-                    return first;
-                }
-                let finer = looked.iter().filter(tied).max_by(|a, b| a.1.detail.total_cmp(&b.1.detail));
-                if let Some(&f) = finer.filter(|f| f.1.detail > first.1.detail + verify::DETAIL_MARGIN) {
-                    return f;
-                }
-                // Alike in detail too: a screenshot is taken at any moment, so the picture is
-                // more likely from the span that shows it longer (a static shot rather than the
-                // moment the film passes through it again).
-                let length = |x: &(usize, Look)| runs[x.0].1.to - runs[x.0].1.from;
-                let same = |x: &&(usize, Look)| tied(x) && x.1.detail >= first.1.detail - verify::DETAIL_MARGIN;
-                let longest = looked.iter().filter(same).max_by(|a, b| length(a).total_cmp(&length(b)));
-                longest.copied().filter(|l| length(l) > 2.0 * length(&first)).unwrap_or(first)
-            });
+            let winner = winner_of(&looked, &runs, tried.tier.accept());
             let (best, shot) = match winner {
                 Some((run, l)) => {
                     let (hit, mut shot) = runs[run];
-                    if hit.dist as u32 > CLOSE && !l.stands_for(hit.dist as u32, tried.tier.accept()) {
+                    if !can_stand(hit.dist as u32, &l, tried.tier.accept()) {
                         continue;
                     }
                     shot.at = l.at;
@@ -380,6 +351,41 @@ impl LibraryIndex {
         }
         (passed, scanned)
     }
+}
+
+/// Whether a hit `dist` bits away in a tier that accepts `accept` bits is a match: close ones
+/// always, further ones when their look stands for them (see [`Look::stands_for`]).
+fn can_stand(dist: u32, look: &Look, accept: u32) -> bool {
+    dist <= CLOSE || look.stands_for(dist, accept)
+}
+
+/// The run that wins among those looked at (`looked[0]` is the hash's own choice; `runs` are
+/// the candidates they index): the hash's choice stands unless another looks more alike by
+/// [`verify::SAME_LOOK`]. Among runs alike to within that, one whose detail correlates
+/// [`verify::DETAIL_MARGIN`] better wins, failing that one more than twice as long (a
+/// screenshot is taken at any moment, so the picture is likelier from a static shot than from
+/// the instant the film passes through it again). A tie is broken only in favour of a run that
+/// can stand for its hit, and only when the hash's choice can: it picks a moment, it never
+/// turns "no match" into a match.
+fn winner_of(looked: &[(usize, Look)], runs: &[(Hit, Shot)], accept: u32) -> Option<(usize, Look)> {
+    let &(run, l) = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score))?;
+    let first = looked[0];
+    let stands = |x: &(usize, Look)| can_stand(runs[x.0].0.dist as u32, &x.1, accept);
+    if first.1.score < l.score - verify::SAME_LOOK {
+        return Some((run, l));
+    }
+    if !stands(&first) {
+        return Some(first);
+    }
+    let tied = |x: &&(usize, Look)| x.1.score >= l.score - verify::SAME_LOOK && stands(x);
+    let finer = looked.iter().filter(tied).max_by(|a, b| a.1.detail.total_cmp(&b.1.detail));
+    if let Some(&f) = finer.filter(|f| f.1.detail > first.1.detail + verify::DETAIL_MARGIN) {
+        return Some(f);
+    }
+    let length = |x: &(usize, Look)| runs[x.0].1.to - runs[x.0].1.from;
+    let same = |x: &&(usize, Look)| tied(x) && x.1.detail >= first.1.detail - verify::DETAIL_MARGIN;
+    let longest = looked.iter().filter(same).max_by(|a, b| length(a).total_cmp(&length(b)));
+    Some(longest.copied().filter(|l| length(l) > 2.0 * length(&first)).unwrap_or(first))
 }
 
 /// The whole shot around `hit` of one tier's scan (see [`shot_around`]).

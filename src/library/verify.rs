@@ -92,12 +92,10 @@ fn normalised(mut v: Vec<f32>, floor: f32) -> Option<Vec<f32>> {
 /// half a grey level of detail per pixel.
 fn detail(buf: &[f32]) -> Option<Vec<f32>> {
     let n = hash::HASH_SIDE;
+    let means = hash::cell_means(buf, n, DETAIL_CELL);
     let cells = n / DETAIL_CELL;
-    let mut means = vec![0f32; cells * cells];
     let cell = |i: usize| (i / n / DETAIL_CELL) * cells + (i % n) / DETAIL_CELL;
-    buf.iter().enumerate().for_each(|(i, v)| means[cell(i)] += v);
-    let area = (DETAIL_CELL * DETAIL_CELL) as f32;
-    let high: Vec<f32> = buf.iter().enumerate().map(|(i, v)| v - means[cell(i)] / area).collect();
+    let high: Vec<f32> = buf.iter().enumerate().map(|(i, v)| v - means[cell(i)]).collect();
     normalised(high, 0.5 * n as f32)
 }
 
@@ -108,14 +106,9 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 impl Pooled {
     /// Pools a 64x64 hash buffer ([`hash::downsample`]); `None` for a flat picture.
     pub fn of(buf: &[f32]) -> Option<Pooled> {
-        let n = hash::HASH_SIDE;
-        let f = n / POOLED;
-        let mut out = vec![0f32; POOLED * POOLED];
-        for (i, v) in buf.iter().enumerate() {
-            out[(i / n / f) * POOLED + (i % n) / f] += v;
-        }
+        let means = hash::cell_means(buf, hash::HASH_SIDE, hash::HASH_SIDE / POOLED);
         // Under a tenth of a gray level of spread per pooled cell: nothing to compare.
-        let pooled = normalised(out, 0.1 * (f * f) as f32 * POOLED as f32)?;
+        let pooled = normalised(means, 0.1 * POOLED as f32)?;
         Some(Pooled(pooled, detail(buf)))
     }
 
