@@ -197,6 +197,37 @@ fn transforms() -> Vec<Transform> {
     ]
 }
 
+/// The screen's corners (top left, top right, bottom right, bottom left) in shares of a
+/// `PHONE_ROOM` photo of `size`: the frame's corners through both pads and the perspective.
+fn room_screen((w2, h2): (u32, u32)) -> [(f32, f32); 4] {
+    let even = |x: f64| (x / 2.0).trunc() * 2.0;
+    // The frame size whose pads give this photo.
+    let inv =
+        |out: u32, a: f64, b: f64| (1..out).find(|&x| even(even(x as f64 * a) * b) as u32 == out).unwrap_or(out) as f64;
+    let (w, h) = (inv(w2, 1.08, 1.3), inv(h2, 1.1, 1.35));
+    let (w1, h1) = (even(w * 1.08), even(h * 1.1));
+    let (ww, hh) = (w2 as f64, h2 as f64);
+    let x0 = even((ww - w1) / 2.0) + even((w1 - w) / 2.0);
+    let y0 = even((hh - h1) / 2.0) + even((h1 - h) / 2.0);
+    // Heckbert's square-to-quad map onto the perspective's corners.
+    let q = [(0.08, 0.06), (0.95, 0.02), (0.9, 0.92), (0.03, 0.97)];
+    let [(qx0, qy0), (qx1, qy1), (qx2, qy2), (qx3, qy3)] = q;
+    let (sx, sy) = (qx0 - qx1 + qx2 - qx3, qy0 - qy1 + qy2 - qy3);
+    let (dx1, dx2, dy1, dy2) = (qx1 - qx2, qx3 - qx2, qy1 - qy2, qy3 - qy2);
+    let den = dx1 * dy2 - dx2 * dy1;
+    let g = (sx * dy2 - dx2 * sy) / den;
+    let k = (dx1 * sy - sx * dy1) / den;
+    let map = |u: f64, v: f64| {
+        let z = g * u + k * v + 1.0;
+        (
+            (((qx1 - qx0 + g * qx1) * u + (qx3 - qx0 + k * qx3) * v + qx0) / z) as f32,
+            (((qy1 - qy0 + g * qy1) * u + (qy3 - qy0 + k * qy3) * v + qy0) / z) as f32,
+        )
+    };
+    let (u0, v0, u1, v1) = (x0 / ww, y0 / hh, (x0 + w) / ww, (y0 + h) / hh);
+    [map(u0, v0), map(u1, v0), map(u1, v1), map(u0, v1)]
+}
+
 fn ffmpeg(args: &[String]) -> anyhow::Result<()> {
     let out = Command::new("ffmpeg").args(["-nostdin", "-v", "error", "-y"]).args(args).output()?;
     anyhow::ensure!(out.status.success(), "ffmpeg {:?}: {}", args, String::from_utf8_lossy(&out.stderr));
@@ -550,8 +581,24 @@ fn main() -> anyhow::Result<()> {
                         .iter()
                         .map(|(r, (d, d0))| format!("{r}={d}/{d0}"))
                         .collect();
+                    // For a room photo: how far the screens found are from the true one, and
+                    // how close the true screen's picture hashes to the frame.
+                    let screen = if t.filter == PHONE_ROOM {
+                        let truth = room_screen((img.width(), img.height()));
+                        let (found, d) = index.screen_truth(&img, truth, v.id, at);
+                        let off: Vec<String> = found
+                            .iter()
+                            .map(|q| {
+                                let off = q.iter().zip(&truth).map(|(p, r)| (p.0 - r.0).abs().max((p.1 - r.1).abs()));
+                                format!("{:.1}%", 100.0 * off.fold(0.0f32, f32::max))
+                            })
+                            .collect();
+                        format!(" true screen d={d}, screens found off by [{}]", off.join(", "))
+                    } else {
+                        String::new()
+                    };
                     eprintln!(
-                        "{set} still {} video {} at {at:.2}{}: {} {} nearest {:?} truth {}",
+                        "{set} still {} video {} at {at:.2}{}: {} {} nearest {:?}{screen} truth {}",
                         t.name,
                         v.id,
                         shot.map_or(String::new(), |(a, b)| format!(" (shot {a:.2}..{b:.2})")),

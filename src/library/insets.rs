@@ -24,7 +24,7 @@ const MAX_SECONDS: f64 = 20.0;
 /// Where a picture lies inside a frame, in shares of the frame's sides.
 #[derive(Clone, Copy, Debug)]
 enum Inset {
-    /// A screen's corners: top left, top right, bottom left, bottom right.
+    /// A screen's corners: top left, top right, bottom right, bottom left.
     Screen([(f32, f32); 4]),
     /// A window: left, top, right, bottom.
     Window([f32; 4]),

@@ -22,6 +22,12 @@ use super::hash::{self, GrayView, Rect};
 /// coarse one sees the start of a picture's detail through blur and noise, the fine one a
 /// thin bezel's two edges apart.
 const LOOK_SIDES: [u32; 2] = [256, 512];
+/// A screen found is warped from a copy of the photo with at most this many pixels a side:
+/// finer than the copies it is found in, whose fine detail the hash needs (a room photo's
+/// screen is under 400 pixels wide at 512, and a grid of thin lines is lost there).
+const WARP_SIDE: u32 = 1024;
+/// The most samples a side [`rectify`] averages for one pixel of its square.
+const MAX_SAMPLES: usize = 8;
 /// Two screens found whose corners differ by at most this share of the photo's sides are one.
 const SAME_QUAD: f32 = 0.01;
 /// An edge is looked for in at most this share of the photo from each side.
@@ -304,26 +310,48 @@ const LIT_SHARE: f32 = 0.6;
 const BEZEL_INSET: f32 = 0.03;
 
 /// The screen's corners (top left, top right, bottom right, bottom left) in pixels of `img`;
-/// `None` when no edge is found or the quadrilateral is too small to be the screen.
+/// `None` when no edge is found or the quadrilateral is too small to be the screen. The first
+/// of [`screen_guesses`].
 pub fn find_screen(img: GrayView<'_>) -> Option<[(f32, f32); 4]> {
+    screen_guesses(img).into_iter().next()
+}
+
+/// Where the screen may be, best guess first: the edges every kind of vote chooses, then the
+/// screen inside the bezel's outer edges where those differ. A picture dark at its sides (a
+/// tunnel, a night sky) starts where it is lit, well inside the screen, and the lit edges
+/// cut that much of it off; the bezel's outer edge is the same on any picture.
+fn screen_guesses(img: GrayView<'_>) -> Vec<[(f32, f32); 4]> {
     let (w, h) = (img.width, img.height);
     if w < 64 || h < 64 {
-        return None;
+        return Vec::new();
     }
     let mut sides = Sides {
         votes: [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| votes(&profile(img, s))),
         counted: Vec::new(),
     };
     // When the edges enclose no screen (the lit middle of a night scene is too small to be
-    // one): the outer edges of the bezel alone. The screen lies a bezel's width inside them,
+    // one), the outer edges of the bezel alone. The screen lies a bezel's width inside them,
     // and the dark picture there is cut as the index cuts a dark frame's flat sides.
-    sides.find((w, h), false).or_else(|| {
-        // Inside the bezel's outer edges by a share of the screen: a line of the lit room
-        // around the rectified picture would keep its dark sides from being cut.
-        let quad = sides.find((w, h), true)?;
+    let edges = sides.find((w, h), false);
+    // Inside the bezel's outer edges by a share of the screen: a line of the lit room around
+    // the rectified picture would keep its dark sides from being cut.
+    let bezel = sides.find((w, h), true).map(|quad| {
         let (cx, cy) = (quad.iter().map(|p| p.0).sum::<f32>() / 4.0, quad.iter().map(|p| p.1).sum::<f32>() / 4.0);
-        Some(quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET)))
-    })
+        quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET))
+    });
+    let mut out: Vec<[(f32, f32); 4]> = edges.into_iter().collect();
+    if let Some(b) = bezel
+        && !out.iter().any(|q| same_quad(q, &b, (w, h)))
+    {
+        out.push(b);
+    }
+    out
+}
+
+/// Whether two quadrilaterals of a `w` x `h` picture differ by at most [`SAME_QUAD`] of its
+/// sides at every corner.
+fn same_quad(p: &[(f32, f32); 4], q: &[(f32, f32); 4], (w, h): (usize, usize)) -> bool {
+    p.iter().zip(q).all(|(a, b)| (a.0 - b.0).abs() <= SAME_QUAD * w as f32 && (a.1 - b.1).abs() <= SAME_QUAD * h as f32)
 }
 
 /// The four sides' votes (top, bottom, left, right), and the counts already made over them:
@@ -417,8 +445,11 @@ fn square_to_quad(quad: [(f32, f32); 4]) -> [f32; 8] {
     [x1 - x0 + g * x1, x3 - x0 + k * x3, x0, y1 - y0 + g * y1, y3 - y0 + k * y3, y0, g, k]
 }
 
-/// The quadrilateral `quad` of `img` warped onto a `side`² square (bilinear, 2x2 samples a
-/// pixel).
+/// The quadrilateral `quad` of `img` warped onto a `side`² square. Each square pixel is the
+/// mean of an n x n grid of bilinear samples, n enough for the grid to be about as fine as
+/// `img`'s pixels (2 to [`MAX_SAMPLES`]): the index's squares are area averages of the frame,
+/// and a warp that skips pixels aliases fine detail (a grid of thin lines, pixel art) into
+/// the low frequencies the hash is made of.
 pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8> {
     let m = square_to_quad(quad);
     let (w, h) = (img.width, img.height);
@@ -430,16 +461,28 @@ pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8>
         let (fx, fy) = (x - x0 as f32, y - y0 as f32);
         (at(x0, y0) * (1.0 - fx) + at(x1, y0) * fx) * (1.0 - fy) + (at(x0, y1) * (1.0 - fx) + at(x1, y1) * fx) * fy
     };
+    // The longest side of the quadrilateral, in pixels of `img`.
+    let span = (0..4)
+        .map(|k| {
+            let (p, q) = (quad[k], quad[(k + 1) % 4]);
+            (p.0 - q.0).hypot(p.1 - q.1)
+        })
+        .fold(0.0f32, f32::max);
+    let n = ((span / side as f32).ceil() as usize).clamp(2, MAX_SAMPLES);
+    let offsets: Vec<f32> = (0..n).map(|k| (k as f32 + 0.5) / n as f32).collect();
     let mut out = vec![0u8; side * side];
     for j in 0..side {
         for i in 0..side {
             let mut sum = 0.0;
-            for (du, dv) in [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)] {
-                let (u, v) = ((i as f32 + du) / side as f32, (j as f32 + dv) / side as f32);
-                let z = m[6] * u + m[7] * v + 1.0;
-                sum += sample((m[0] * u + m[1] * v + m[2]) / z, (m[3] * u + m[4] * v + m[5]) / z);
+            for dv in &offsets {
+                let v = (j as f32 + dv) / side as f32;
+                for du in &offsets {
+                    let u = (i as f32 + du) / side as f32;
+                    let z = m[6] * u + m[7] * v + 1.0;
+                    sum += sample((m[0] * u + m[1] * v + m[2]) / z, (m[3] * u + m[4] * v + m[5]) / z);
+                }
             }
-            out[j * side + i] = (sum / 4.0).round() as u8;
+            out[j * side + i] = (sum / (n * n) as f32).round() as u8;
         }
     }
     out
@@ -452,47 +495,59 @@ pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
     (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1))
 }
 
-/// A photo's screen, found and warped to a `side`² square, once for each size it is looked
-/// at ([`LOOK_SIDES`]; a second square only where the two sizes found different screens);
-/// empty when no screen is found.
+/// A photo's screens (see [`screen_quads`]), each warped to a `side`² square from a copy of
+/// the photo at most [`WARP_SIDE`] pixels a side; empty when no screen is found.
 pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    found_screens(gray, |view, quad, _| out.push(rectify(view, quad, side)));
-    out
+    let quads = screen_quads(gray);
+    if quads.is_empty() {
+        return Vec::new();
+    }
+    let fine = warp_copy(gray);
+    quads.into_iter().map(|shares| warp_from(&fine, shares, side)).collect()
 }
 
-/// The screens of [`screen_squares`] as quadrilaterals in shares of the photo's sides
-/// (top left, top right, bottom left, bottom right), to cut other pictures of the same
-/// geometry by (the frames of a phone's video of a screen).
+/// The copy of a photo its screens are warped from: at most [`WARP_SIDE`] pixels a side.
+fn warp_copy(gray: &GrayImage) -> GrayImage {
+    let (w, h) = look_size(gray.dimensions(), WARP_SIDE);
+    if (w, h) == gray.dimensions() { gray.clone() } else { image::imageops::thumbnail(gray, w, h) }
+}
+
+/// The quadrilateral with corners `shares` (of the sides of `fine`) warped to a `side`² square.
+fn warp_from(fine: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
+    let (w, h) = (fine.width() as usize, fine.height() as usize);
+    let view = GrayView { width: w, height: h, pixels: fine.as_raw() };
+    rectify(view, shares.map(|(x, y)| (x * w as f32, y * h as f32)), side)
+}
+
+/// The screen with corners `shares` of a photo, warped as [`screen_squares`] warps the
+/// screens it finds (for the benchmark: the true corners' picture).
+pub(super) fn warp_shares(gray: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
+    warp_from(&warp_copy(gray), shares, side)
+}
+
+/// The screens a photo shows as quadrilaterals in shares of its sides (top left, top right,
+/// bottom right, bottom left), to warp it or other pictures of the same geometry by (the
+/// frames of a phone's video of a screen). The photo is looked at at each size of
+/// [`LOOK_SIDES`], and each guess (see [`screen_guesses`]) not already found at the other size is kept.
 pub(super) fn screen_quads(gray: &GrayImage) -> Vec<[(f32, f32); 4]> {
-    let mut out = Vec::new();
-    found_screens(gray, |_, _, shares| out.push(shares));
-    out
-}
-
-/// Looks for a screen in `gray` at each size of [`LOOK_SIDES`] and gives each different one
-/// found: the copy it was found in, its corners there, and the same in shares of the sides.
-fn found_screens(gray: &GrayImage, mut each: impl FnMut(GrayView<'_>, [(f32, f32); 4], [(f32, f32); 4])) {
     let (w, h) = gray.dimensions();
     let mut found: Vec<[(f32, f32); 4]> = Vec::new();
     for look in LOOK_SIDES {
         let (lw, lh) = look_size((w, h), look);
         let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
         let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
-        let Some(quad) = find_screen(view) else { continue };
-        // In shares of the photo's sides, to compare the sizes' answers.
-        let shares = quad.map(|(x, y)| (x / lw as f32, y / lh as f32));
-        let same = |other: &[(f32, f32); 4]| {
-            shares.iter().zip(other).all(|(p, q)| (p.0 - q.0).abs() <= SAME_QUAD && (p.1 - q.1).abs() <= SAME_QUAD)
-        };
-        if !found.iter().any(same) {
-            found.push(shares);
-            each(view, quad, shares);
+        for quad in screen_guesses(view) {
+            // In shares of the photo's sides, to compare the sizes' answers.
+            let shares = quad.map(|(x, y)| (x / lw as f32, y / lh as f32));
+            if !found.iter().any(|other| same_quad(&shares, other, (1, 1))) {
+                found.push(shares);
+            }
         }
         if (lw, lh) == (w, h) {
             break;
         }
     }
+    found
 }
 
 /// The rectangles a rectified screen is hashed under: cut as the index cuts, and whole when
@@ -721,6 +776,28 @@ mod tests {
         );
         let b = hash::hash_rect(view, Rect { x0: 0, y0: 0, x1: w, y1: h });
         assert!(hash::hamming(&a.hash, &b.hash) <= 12, "{}", hash::hamming(&a.hash, &b.hash));
+    }
+
+    /// A screen much larger than the square (a grid of thin lines over a picture, warped
+    /// from 900 pixels to 128) is averaged as the index's resize averages it, not sampled:
+    /// sampling a few points a pixel turns the lines into a beat pattern the hash would see.
+    #[test]
+    fn a_fine_grid_is_averaged_not_aliased() {
+        let side = 900;
+        let mut px = pattern(side, side);
+        for (i, p) in px.iter_mut().enumerate() {
+            if (i % side) % 7 == 0 || (i / side) % 7 == 0 {
+                *p = 235;
+            }
+        }
+        let photo = GrayImage::from_raw(side as u32, side as u32, px).unwrap();
+        let view = GrayView { width: side, height: side, pixels: photo.as_raw() };
+        let s = side as f32;
+        let square = rectify(view, [(0.0, 0.0), (s, 0.0), (s, s), (0.0, s)], 128);
+        let resized = image::imageops::thumbnail(&photo, 128, 128);
+        let diff =
+            square.iter().zip(resized.as_raw()).map(|(a, b)| a.abs_diff(*b) as f32).sum::<f32>() / (128.0 * 128.0);
+        assert!(diff < 2.0, "mean difference {diff}");
     }
 
     /// Every candidate line's votes counted one line of pixels at a time, as the definition

@@ -332,6 +332,35 @@ impl LibraryIndex {
         out
     }
 
+    /// For the benchmark's analysis of phone photos: the screens found in `image` (corners in
+    /// shares of its sides, as [`super::screen::screen_quads`]), and the distance to the
+    /// nearest whole-frame entry of video `video_id` within 0.6 s of `t` of the picture warped
+    /// as the screen tier warps it, but from the true corners `truth` (same order and units):
+    /// whether a miss is the corners' fault or the picture's.
+    #[doc(hidden)]
+    pub fn screen_truth(
+        &self,
+        image: &DynamicImage,
+        truth: [(f32, f32); 4],
+        video_id: u32,
+        t: f64,
+    ) -> (Vec<[(f32, f32); 4]>, u32) {
+        let gray = image.to_luma8();
+        let square = super::screen::warp_shares(&gray, truth, super::frames::FRAME_SIDE);
+        let hashes = super::screen::square_hashes(super::frames::frame_view(&square));
+        let (segments, _) = self.snapshot();
+        let best = segments
+            .iter()
+            .filter(|s| s.video_id == video_id)
+            .flat_map(|s| {
+                s.range(Section::Frames).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
+            })
+            .flat_map(|h| hashes.iter().flat_map(move |f| [hash::hamming(&h, &f.hash), hash::hamming(&h, &f.mirror)]))
+            .min()
+            .unwrap_or(256);
+        (super::screen::screen_quads(&gray), best)
+    }
+
     /// How many whole-frame entries pass the scan's first stage (word 0 within
     /// [`scan::PREFILTER`] of any query hash of `image`), and how many were looked at. For
     /// the benchmark: the second stage's cost depends on this share on real footage.
