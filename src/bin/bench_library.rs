@@ -209,20 +209,10 @@ fn room_screen((w2, h2): (u32, u32)) -> [(f32, f32); 4] {
     let (ww, hh) = (w2 as f64, h2 as f64);
     let x0 = even((ww - w1) / 2.0) + even((w1 - w) / 2.0);
     let y0 = even((hh - h1) / 2.0) + even((h1 - h) / 2.0);
-    // Heckbert's square-to-quad map onto the perspective's corners.
-    let q = [(0.08, 0.06), (0.95, 0.02), (0.9, 0.92), (0.03, 0.97)];
-    let [(qx0, qy0), (qx1, qy1), (qx2, qy2), (qx3, qy3)] = q;
-    let (sx, sy) = (qx0 - qx1 + qx2 - qx3, qy0 - qy1 + qy2 - qy3);
-    let (dx1, dx2, dy1, dy2) = (qx1 - qx2, qx3 - qx2, qy1 - qy2, qy3 - qy2);
-    let den = dx1 * dy2 - dx2 * dy1;
-    let g = (sx * dy2 - dx2 * sy) / den;
-    let k = (dx1 * sy - sx * dy1) / den;
+    // The perspective's corners (as in `PHONE_ROOM`), under the map the screen tier warps by.
     let map = |u: f64, v: f64| {
-        let z = g * u + k * v + 1.0;
-        (
-            (((qx1 - qx0 + g * qx1) * u + (qx3 - qx0 + k * qx3) * v + qx0) / z) as f32,
-            (((qy1 - qy0 + g * qy1) * u + (qy3 - qy0 + k * qy3) * v + qy0) / z) as f32,
-        )
+        let corners = [(0.08, 0.06), (0.95, 0.02), (0.9, 0.92), (0.03, 0.97)];
+        reelfind::library::screen::quad_point(corners, u as f32, v as f32)
     };
     let (u0, v0, u1, v1) = (x0 / ww, y0 / hh, (x0 + w) / ww, (y0 + h) / hh);
     [map(u0, v0), map(u1, v0), map(u1, v1), map(u0, v1)]

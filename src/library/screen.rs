@@ -445,6 +445,20 @@ fn square_to_quad(quad: [(f32, f32); 4]) -> [f32; 8] {
     [x1 - x0 + g * x1, x3 - x0 + k * x3, x0, y1 - y0 + g * y1, y3 - y0 + k * y3, y0, g, k]
 }
 
+/// The point the unit square's `(u, v)` goes to under the map `m` of [`square_to_quad`].
+#[inline]
+fn project(m: &[f32; 8], u: f32, v: f32) -> (f32, f32) {
+    let z = m[6] * u + m[7] * v + 1.0;
+    ((m[0] * u + m[1] * v + m[2]) / z, (m[3] * u + m[4] * v + m[5]) / z)
+}
+
+/// The point of `quad` (corners as [`find_screen`] gives them) that the unit square's
+/// `(u, v)` goes to: the map [`rectify`] warps by (the benchmark places a frame's corners in
+/// a photo with it).
+pub fn quad_point(quad: [(f32, f32); 4], u: f32, v: f32) -> (f32, f32) {
+    project(&square_to_quad(quad), u, v)
+}
+
 /// The quadrilateral `quad` of `img` warped onto a `side`² square. Each square pixel is the
 /// mean of an n x n grid of bilinear samples, n enough for the grid to be about as fine as
 /// `img`'s pixels (2 to [`MAX_SAMPLES`]): the index's squares are area averages of the frame,
@@ -478,8 +492,8 @@ pub fn rectify(img: GrayView<'_>, quad: [(f32, f32); 4], side: usize) -> Vec<u8>
                 let v = (j as f32 + dv) / side as f32;
                 for du in &offsets {
                     let u = (i as f32 + du) / side as f32;
-                    let z = m[6] * u + m[7] * v + 1.0;
-                    sum += sample((m[0] * u + m[1] * v + m[2]) / z, (m[3] * u + m[4] * v + m[5]) / z);
+                    let (x, y) = project(&m, u, v);
+                    sum += sample(x, y);
                 }
             }
             out[j * side + i] = (sum / (n * n) as f32).round() as u8;

@@ -292,27 +292,9 @@ impl LibraryIndex {
     /// benchmark's analysis of misses: which hypothesis came close, and how close.
     #[doc(hidden)]
     pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, (u32, u32))> {
-        let (segments, _) = self.snapshot();
         let query = StillQuery::new(image);
-        // Entries of `section` of the video within 0.6 s of `t`.
-        let near = |section: Section| -> Vec<Hash> {
-            segments
-                .iter()
-                .filter(|s| s.video_id == video_id)
-                .flat_map(|s| {
-                    s.range(section).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
-                })
-                .collect()
-        };
-        let (frames_near, uppers_near) = (near(Section::Frames), near(Section::Upper));
-        // The nearest entry's distance, and its first word's (the scan's first stage).
-        let closest = |near: &[Hash], f: &FrameHash| {
-            near.iter()
-                .flat_map(|h| [(h, &f.hash), (h, &f.mirror)])
-                .map(|(h, q)| (hash::hamming(h, q), (h[0] ^ q[0]).count_ones()))
-                .min()
-                .unwrap_or((256, 64))
-        };
+        let (frames_near, uppers_near) =
+            (self.entries_near(video_id, t, Section::Frames), self.entries_near(video_id, t, Section::Upper));
         let label = |r: &hash::Rect| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1);
         let own = query.rects().len();
         let mut out: Vec<(String, (u32, u32))> = query
@@ -347,18 +329,26 @@ impl LibraryIndex {
     ) -> (Vec<[(f32, f32); 4]>, u32) {
         let gray = image.to_luma8();
         let square = super::screen::warp_shares(&gray, truth, super::frames::FRAME_SIDE);
-        let hashes = super::screen::square_hashes(super::frames::frame_view(&square));
-        let (segments, _) = self.snapshot();
-        let best = segments
+        let near = self.entries_near(video_id, t, Section::Frames);
+        let best = super::screen::square_hashes(super::frames::frame_view(&square))
             .iter()
-            .filter(|s| s.video_id == video_id)
-            .flat_map(|s| {
-                s.range(Section::Frames).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
-            })
-            .flat_map(|h| hashes.iter().flat_map(move |f| [hash::hamming(&h, &f.hash), hash::hamming(&h, &f.mirror)]))
+            .map(|f| closest(&near, f).0)
             .min()
             .unwrap_or(256);
         (super::screen::screen_quads(&gray), best)
+    }
+
+    /// The hashes of the entries of `section` of video `video_id` within 0.6 s of `t` (for
+    /// the benchmark's analysis of misses).
+    fn entries_near(&self, video_id: u32, t: f64, section: Section) -> Vec<Hash> {
+        let (segments, _) = self.snapshot();
+        segments
+            .iter()
+            .filter(|s| s.video_id == video_id)
+            .flat_map(|s| {
+                s.range(section).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
+            })
+            .collect()
     }
 
     /// How many whole-frame entries pass the scan's first stage (word 0 within
@@ -380,6 +370,16 @@ impl LibraryIndex {
         }
         (passed, scanned)
     }
+}
+
+/// The nearest of `near` to `f` (either mirror): its distance and its first word's (the
+/// scan's first stage); `(256, 64)` when `near` is empty.
+fn closest(near: &[Hash], f: &FrameHash) -> (u32, u32) {
+    near.iter()
+        .flat_map(|h| [(h, &f.hash), (h, &f.mirror)])
+        .map(|(h, q)| (hash::hamming(h, q), (h[0] ^ q[0]).count_ones()))
+        .min()
+        .unwrap_or((256, 64))
 }
 
 /// Whether a hit `dist` bits away in a tier that accepts `accept` bits is a match: close ones
