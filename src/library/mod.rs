@@ -9,6 +9,7 @@
 //! - [`borders`]: finding the picture inside bars of any colour, blurred copies and players.
 //! - [`overlay`]: burned-in subtitles painted out of a query picture.
 //! - [`screen`]: a phone photo's screen found and warped back to a rectangle.
+//! - [`light`]: a photo's glare and noise taken off before a screen's flat edges are judged.
 //! - [`window`]: a picture inside a picture (a video in a web page, picture-in-picture).
 //! - [`store`]: `catalog.json` plus one memory-mapped segment file per video.
 //! - [`scan`]: the all-cores Hamming scan over the segments.
@@ -46,6 +47,7 @@ pub mod frames;
 pub mod hash;
 pub mod index;
 pub mod insets;
+pub mod light;
 pub mod meta;
 pub mod overlay;
 pub mod preview;

@@ -564,12 +564,16 @@ pub(super) fn screen_quads(gray: &GrayImage) -> Vec<[(f32, f32); 4]> {
     found
 }
 
-/// The rectangles a rectified screen is hashed under: cut as the index cuts, and whole when
-/// that differs.
+/// The rectangles a rectified screen is hashed under: cut as the index cuts, whole when that
+/// differs, and cut as the index cuts once the photo's light is taken off (see
+/// [`light`](super::light)) when that differs from both.
 pub(super) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
     let area = hash::active_area(view);
     let full = Rect { x0: 0, y0: 0, x1: view.width, y1: view.height };
-    if area == full { vec![area] } else { vec![area, full] }
+    let mut out = vec![area];
+    full.add_to(&mut out);
+    super::light::flat_area_under_light(view).add_to(&mut out);
+    out
 }
 
 /// The hashes of a square found in a picture (a rectified screen, a window) under
