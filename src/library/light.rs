@@ -28,8 +28,8 @@ use super::hash::{GrayView, Rect, active_area_in};
 /// Half width of the opening's window, in pixels of the 128 square: wider than the texture of
 /// a picture seen through a screen (so that the floor is not the texture itself), narrower
 /// than a glare spot (which the opening must follow). The benchmark's glare is a Gaussian of
-/// about 23 pixels' deviation on the square; of 6, 8 and 12, 12 found the most rectangles
-/// (README, "Fifteenth round").
+/// about 23 pixels' deviation on the square; of 6, 8 and 12 (with a flat window), 12 found
+/// the most rectangles (README, "Fifteenth round").
 const OPEN_RADIUS: usize = 12;
 /// Pixels at each side of a square left out of the judgement (and given back when the side is
 /// not cut): a warped screen's outermost lines blend the picture with the bezel, and a screen
