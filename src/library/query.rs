@@ -134,12 +134,13 @@ impl<'a> StillQuery<'a> {
 }
 
 /// The cuts of squares found in a picture (a screen, a window), one group each: as the index
-/// cuts, and whole where that differs (see [`screen::square_rects`]).
+/// cuts, whole where that differs, and as the index cuts with the photo's light taken off (see
+/// [`screen::still_square_rects`]).
 fn squares_cut(squares: Vec<Vec<u8>>) -> Vec<Vec<Cut>> {
     squares
         .into_iter()
         .map(|square| {
-            let rects = screen::square_rects(frames::frame_view(&square));
+            let rects = screen::still_square_rects(frames::frame_view(&square));
             let square: Arc<[u8]> = square.into();
             rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
         })

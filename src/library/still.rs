@@ -330,9 +330,11 @@ impl LibraryIndex {
         let gray = image.to_luma8();
         let square = super::screen::warp_shares(&gray, truth, super::frames::FRAME_SIDE);
         let near = self.entries_near(video_id, t, Section::Frames);
-        let best = super::screen::square_hashes(super::frames::frame_view(&square))
-            .iter()
-            .map(|f| closest(&near, f).0)
+        let view = super::frames::frame_view(&square);
+        let best = super::screen::still_square_rects(view)
+            .into_iter()
+            .map(|r| super::hash::hash_rect(view, r))
+            .map(|f| closest(&near, &f).0)
             .min()
             .unwrap_or(256);
         (super::screen::screen_quads(&gray), best)
