@@ -87,36 +87,38 @@ enum Pass {
 /// `p(x + d) - ...`). The paraboloid is a sum of a function of `dx` and one of `dy`, so the
 /// pass runs along rows and then along columns.
 fn parabolic(p: &[f32], w: usize, h: usize, r: usize, pass: Pass) -> Vec<f32> {
+    let cost = |d: f32| CURVATURE * d * d / 2.0;
+    separable(p, (w, h), r, |window| match pass {
+        Pass::Erode => window.map(|(v, d)| v + cost(d)).fold(f32::MAX, f32::min),
+        Pass::Dilate => window.map(|(v, d)| v - cost(d)).fold(f32::MIN, f32::max),
+    })
+}
+
+/// The mean over a (2r+1)² window.
+fn box_mean(p: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
+    separable(p, (w, h), r, |window| {
+        let (sum, n) = window.fold((0.0, 0.0), |(sum, n), (v, _)| (sum + v, n + 1.0));
+        sum / n
+    })
+}
+
+/// `reduce` over each pixel's window of `r` pixels each way (clipped at the picture's sides),
+/// along rows and then along columns; the window gives each value with its distance from the
+/// pixel.
+fn separable(
+    p: &[f32],
+    (w, h): (usize, usize),
+    r: usize,
+    reduce: impl Fn(&mut dyn Iterator<Item = (f32, f32)>) -> f32,
+) -> Vec<f32> {
     let line = |src: &[f32], along_rows: bool| {
         let mut out = vec![0f32; src.len()];
         for y in 0..h {
             for x in 0..w {
                 let (at, n) = if along_rows { (x, w) } else { (y, h) };
                 let value = |i: usize| if along_rows { src[y * w + i] } else { src[i * w + x] };
-                let cost = |i: usize| CURVATURE * (i as f32 - at as f32).powi(2) / 2.0;
-                let window = at.saturating_sub(r)..=(at + r).min(n - 1);
-                out[y * w + x] = match pass {
-                    Pass::Erode => window.map(|i| value(i) + cost(i)).fold(f32::MAX, f32::min),
-                    Pass::Dilate => window.map(|i| value(i) - cost(i)).fold(f32::MIN, f32::max),
-                };
-            }
-        }
-        out
-    };
-    line(&line(p, true), false)
-}
-
-/// The mean over a (2r+1)² window.
-fn box_mean(p: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
-    let line = |src: &[f32], along_rows: bool| {
-        let mut out = vec![0f32; src.len()];
-        for y in 0..h {
-            for x in 0..w {
-                let (at, n) = if along_rows { (x, w) } else { (y, h) };
-                let window = at.saturating_sub(r)..=(at + r).min(n - 1);
-                let count = window.clone().count() as f32;
-                out[y * w + x] =
-                    window.map(|i| if along_rows { src[y * w + i] } else { src[i * w + x] }).sum::<f32>() / count;
+                let mut window = (at.saturating_sub(r)..=(at + r).min(n - 1)).map(|i| (value(i), i as f32 - at as f32));
+                out[y * w + x] = reduce(&mut window);
             }
         }
         out

@@ -583,7 +583,7 @@ pub(super) fn still_square_rects(view: GrayView<'_>) -> Vec<Rect> {
     out
 }
 
-/// The hashes of a square found in a picture (a rectified screen, a window) under
+/// The hashes of a square found in a clip's frames (a rectified screen, a window) under
 /// [`square_rects`].
 pub(super) fn square_hashes(view: GrayView<'_>) -> Vec<hash::FrameHash> {
     square_rects(view).into_iter().map(|r| hash::hash_rect(view, r)).collect()
