@@ -131,6 +131,12 @@ const PHONE_ROOM: &str = "pad=trunc(iw*1.08/2)*2:trunc(ih*1.1/2)*2:(ow-iw)/2:(oh
      format=yuv444p,geq=lum='clip(lum(X\\,Y)+8*sin(X*0.9+Y*0.35)+70*exp(-((X-W*0.65)*(X-W*0.65)+(Y-H*0.3)*(Y-H*0.3))\
      /(2*W*W*0.0144))\\,0\\,255)':cb='cb(X\\,Y)':cr='cr(X\\,Y)',gblur=sigma=0.8,noise=alls=8:allf=t,eq=gamma=1.1";
 
+const PHONE_TIGHT: &str = "perspective=x0=W*0.06:y0=H*0.05:x1=W*0.97:y1=H*0.01:x2=W*0.02:y2=H*0.97:x3=W*0.93:\
+     y3=H*0.93:sense=destination,eq=brightness=0.04:saturation=0.85:gamma=1.1,gblur=sigma=0.8,noise=alls=8:allf=t";
+/// The screen's corners in a `PHONE_TIGHT` photo (top left, top right, bottom right, bottom
+/// left), in shares of its size.
+const TIGHT_SCREEN: [(f32, f32); 4] = [(0.06, 0.05), (0.97, 0.01), (0.93, 0.93), (0.02, 0.97)];
+
 fn transforms() -> Vec<Transform> {
     let t = |name, filter, jpeg_quality, clips| Transform { name, filter, jpeg_quality, clips, background: None };
     vec![
@@ -175,13 +181,7 @@ fn transforms() -> Vec<Transform> {
         t("brightness +", "eq=brightness=0.15", 90, false),
         t("aspect squeeze 4:3", "scale=trunc(iw*0.75/2)*2:ih", 90, false),
         t("crop 10%", "crop=iw*0.90:ih*0.90:iw*0.10*{X}:ih*0.10*{Y}", 90, false),
-        t(
-            "phone photo, tight",
-            "perspective=x0=W*0.06:y0=H*0.05:x1=W*0.97:y1=H*0.01:x2=W*0.02:y2=H*0.97:x3=W*0.93:y3=H*0.93:\
-             sense=destination,eq=brightness=0.04:saturation=0.85:gamma=1.1,gblur=sigma=0.8,noise=alls=8:allf=t",
-            75,
-            false,
-        ),
+        t("phone photo, tight", PHONE_TIGHT, 75, false),
         t("phone photo, screen in a room", PHONE_ROOM, 75, true),
         Transform {
             name: "picture-in-picture",
@@ -571,10 +571,14 @@ fn main() -> anyhow::Result<()> {
                         .iter()
                         .map(|(r, (d, d0))| format!("{r}={d}/{d0}"))
                         .collect();
-                    // For a room photo: how far the screens found are from the true one, and
+                    // For a phone photo: how far the screens found are from the true one, and
                     // how close the true screen's picture hashes to the frame.
-                    let screen = if t.filter == PHONE_ROOM {
-                        let truth = room_screen((img.width(), img.height()));
+                    let screen = if t.filter == PHONE_ROOM || t.filter == PHONE_TIGHT {
+                        let truth = if t.filter == PHONE_ROOM {
+                            room_screen((img.width(), img.height()))
+                        } else {
+                            TIGHT_SCREEN
+                        };
                         let (found, d) = index.screen_truth(&img, truth, v.id, at);
                         let off: Vec<String> = found
                             .iter()

@@ -46,7 +46,7 @@ impl Inset {
 
 /// The screens and windows one frame shows, in shares of its sides.
 fn insets_of(rgb: &RgbImage, gray: &GrayImage) -> Vec<Inset> {
-    let screens = screen::screen_quads(gray).into_iter().map(Inset::Screen);
+    let screens = screen::screen_quads(gray, false).into_iter().map(Inset::Screen);
     screens.chain(window::window_shares(rgb).into_iter().map(Inset::Window)).collect()
 }
 

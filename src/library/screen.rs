@@ -308,19 +308,23 @@ impl Counted {
 const LIT_SHARE: f32 = 0.6;
 /// A screen found by its bezel's outer edges is taken this share of the way to its middle.
 const BEZEL_INSET: f32 = 0.03;
+/// A side whose edge is not seen is also guessed this share of the photo in from its side.
+const UNSEEN_INSET: f32 = 0.04;
 
 /// The screen's corners (top left, top right, bottom right, bottom left) in pixels of `img`;
 /// `None` when no edge is found or the quadrilateral is too small to be the screen. The first
 /// of [`screen_guesses`].
 pub fn find_screen(img: GrayView<'_>) -> Option<[(f32, f32); 4]> {
-    screen_guesses(img).into_iter().next()
+    screen_guesses(img, false).into_iter().next()
 }
 
-/// Where the screen may be, best guess first: the edges every kind of vote chooses, then the
-/// screen inside the bezel's outer edges where those differ. A picture dark at its sides (a
-/// tunnel, a night sky) starts where it is lit, well inside the screen, and the lit edges
-/// cut that much of it off; the bezel's outer edge is the same on any picture.
-fn screen_guesses(img: GrayView<'_>) -> Vec<[(f32, f32); 4]> {
+/// Where the screen may be, best guess first: the edges every kind of vote chooses; with
+/// `unseen`, the same with each side whose edge was not seen put [`UNSEEN_INSET`] in; then
+/// the screen inside the bezel's outer edges, each where it differs from those before. A
+/// picture dark at its sides (a tunnel, a night sky) starts where it is lit, well inside the
+/// screen, and the lit edges cut that much of it off; the bezel's outer edge is the same on
+/// any picture.
+fn screen_guesses(img: GrayView<'_>, unseen: bool) -> Vec<[(f32, f32); 4]> {
     let (w, h) = (img.width, img.height);
     if w < 64 || h < 64 {
         return Vec::new();
@@ -328,22 +332,33 @@ fn screen_guesses(img: GrayView<'_>) -> Vec<[(f32, f32); 4]> {
     let mut sides = Sides {
         votes: [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| votes(&profile(img, s))),
         counted: Vec::new(),
+        edges: None,
     };
+    let edges = sides.find((w, h), false);
+    // A side whose edge is not seen (a picture flat where it meets the smear a perspective
+    // correction leaves) is put at the photo's side by `find`; the screen is as likely to
+    // start a little inside, so once more with those sides UNSEEN_INSET in (all four when
+    // none was seen: a tight photo of a picture plain at every edge).
+    let unseen = sides.edges.filter(|e| unseen && e.contains(&NONE)).and_then(|e| {
+        let inset = |e: Edge, len: usize| {
+            if e == NONE { Edge { a: UNSEEN_INSET * len as f32, b: UNSEEN_INSET * len as f32, votes: 0.0 } } else { e }
+        };
+        quad_of([inset(e[0], h), inset(e[1], h), inset(e[2], w), inset(e[3], w)], (w, h))
+    });
     // When the edges enclose no screen (the lit middle of a night scene is too small to be
     // one), the outer edges of the bezel alone. The screen lies a bezel's width inside them,
-    // and the dark picture there is cut as the index cuts a dark frame's flat sides.
-    let edges = sides.find((w, h), false);
-    // Inside the bezel's outer edges by a share of the screen: a line of the lit room around
-    // the rectified picture would keep its dark sides from being cut.
+    // and the dark picture there is cut as the index cuts a dark frame's flat sides. Inside
+    // the bezel's outer edges by a share of the screen: a line of the lit room around the
+    // rectified picture would keep its dark sides from being cut.
     let bezel = sides.find((w, h), true).map(|quad| {
         let (cx, cy) = (quad.iter().map(|p| p.0).sum::<f32>() / 4.0, quad.iter().map(|p| p.1).sum::<f32>() / 4.0);
         quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET))
     });
     let mut out: Vec<[(f32, f32); 4]> = edges.into_iter().collect();
-    if let Some(b) = bezel
-        && !out.iter().any(|q| same_quad(q, &b, (w, h)))
-    {
-        out.push(b);
+    for q in [unseen, bezel].into_iter().flatten() {
+        if !out.iter().any(|o| same_quad(o, &q, (w, h))) {
+            out.push(q);
+        }
     }
     out
 }
@@ -359,6 +374,8 @@ fn same_quad(p: &[(f32, f32); 4], q: &[(f32, f32); 4], (w, h): (usize, usize)) -
 struct Sides {
     votes: [Option<Votes>; 4],
     counted: Vec<(usize, (usize, usize), Counted)>,
+    /// The edges (top, bottom, left, right) of the last [`Sides::find`] without `bezel_only`.
+    edges: Option<[Edge; 4]>,
 }
 
 impl Sides {
@@ -391,6 +408,9 @@ impl Sides {
         let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
         let t = self.edge(top, cols, bezel_only);
         let b = self.edge(bottom, cols, bezel_only);
+        if !bezel_only {
+            self.edges = Some([t, b, l, r]);
+        }
         if [t, b, l, r].iter().all(|e| *e == NONE) {
             return None;
         }
@@ -509,10 +529,10 @@ pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
     (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1))
 }
 
-/// A photo's screens (see [`screen_quads`]), each warped to a `side`² square from a copy of
+/// A still photo's screens (see [`screen_quads`]), each warped to a `side`² square from a copy of
 /// the photo at most [`WARP_SIDE`] pixels a side; empty when no screen is found.
 pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
-    let quads = screen_quads(gray);
+    let quads = screen_quads(gray, true);
     if quads.is_empty() {
         return Vec::new();
     }
@@ -543,14 +563,16 @@ pub(super) fn warp_shares(gray: &GrayImage, shares: [(f32, f32); 4], side: usize
 /// bottom right, bottom left), to warp it or other pictures of the same geometry by (the
 /// frames of a phone's video of a screen). The photo is looked at at each size of
 /// [`LOOK_SIDES`], and each guess (see [`screen_guesses`]) not already found at the other size is kept.
-pub(super) fn screen_quads(gray: &GrayImage) -> Vec<[(f32, f32); 4]> {
+/// `still`: a still's query, which also guesses at sides whose edge is not seen (a clip's
+/// frames do not: each frame's extra guess was one more chance of a false accept).
+pub(super) fn screen_quads(gray: &GrayImage, still: bool) -> Vec<[(f32, f32); 4]> {
     let (w, h) = gray.dimensions();
     let mut found: Vec<[(f32, f32); 4]> = Vec::new();
     for look in LOOK_SIDES {
         let (lw, lh) = look_size((w, h), look);
         let small = if (lw, lh) == (w, h) { gray.clone() } else { image::imageops::thumbnail(gray, lw, lh) };
         let view = GrayView { width: lw as usize, height: lh as usize, pixels: small.as_raw() };
-        for quad in screen_guesses(view) {
+        for quad in screen_guesses(view, still) {
             // In shares of the photo's sides, to compare the sizes' answers.
             let shares = quad.map(|(x, y)| (x / lw as f32, y / lh as f32));
             if !found.iter().any(|other| same_quad(&shares, other, (1, 1))) {
@@ -772,6 +794,51 @@ mod tests {
         let best = screen_hypotheses(&gray, 128).iter().map(|f| hash::hamming(&f.hash, &truth.hash)).min().unwrap();
         let as_taken = hash::hamming(&frame_hash(&photo, w, h).hash, &truth.hash);
         assert!(best < as_taken, "rectified {best} vs as taken {as_taken}");
+    }
+
+    #[test]
+    fn a_side_whose_edge_is_not_seen_is_also_guessed_a_little_inside() {
+        // A picture without detail along two of its sides (a sky above, a wall on the left:
+        // smooth ramps along the side, nothing across it), photographed as a perspective
+        // correction leaves it: the smear continues those sides, so their edges cannot be seen.
+        let (w, h) = (320, 180);
+        let mut frame = pattern(w, h);
+        // The plain areas reach in by 5 to 25% of the side, unevenly (clouds, a curtain): no
+        // straight line is where detail starts either.
+        let reach = |t: usize, n: usize| n * (5 + (t * 37 % 20)) / 100;
+        for y in 0..h {
+            for x in 0..w {
+                if x < reach(y / 6, w) {
+                    frame[y * w + x] = (40 + 80 * y / h) as u8;
+                } else if y < reach(x / 6, h) {
+                    frame[y * w + x] = (40 + 80 * x / w) as u8;
+                }
+            }
+        }
+        let quad = [(16.0, 11.0), (311.0, 4.0), (300.0, 171.0), (7.0, 175.0)];
+        let photo = photograph(&frame, (w, h), quad, (w, h), |_, _| None);
+        let gray = image::GrayImage::from_raw(w as u32, h as u32, photo.clone()).unwrap();
+        let truth = frame_hash(&frame, w, h);
+        let best = |quads: Vec<[(f32, f32); 4]>| {
+            let fine = warp_copy(&gray);
+            quads
+                .into_iter()
+                .flat_map(|q| {
+                    let square = warp_from(&fine, q, 128);
+                    square_hashes(GrayView { width: 128, height: 128, pixels: &square })
+                })
+                .map(|f| hash::hamming(&f.hash, &truth.hash))
+                .min()
+                .unwrap_or(256)
+        };
+        let (seen, with_unseen) = (best(screen_quads(&gray, false)), best(screen_quads(&gray, true)));
+        let as_taken = hash::hamming(&frame_hash(&photo, w, h).hash, &truth.hash);
+        // The edges seen alone leave the photo no match (the still threshold is 70 bits); the
+        // guess at the unseen sides (0.04 of the photo in; truly 0.02 to 0.06) is close.
+        assert!(
+            seen > 70 && with_unseen <= 40 && as_taken > 70,
+            "seen {seen}, with unseen {with_unseen}, as taken {as_taken}"
+        );
     }
 
     #[test]

@@ -337,7 +337,7 @@ impl LibraryIndex {
             .map(|f| closest(&near, &f).0)
             .min()
             .unwrap_or(256);
-        (super::screen::screen_quads(&gray), best)
+        (super::screen::screen_quads(&gray, true), best)
     }
 
     /// The hashes of the entries of `section` of video `video_id` within 0.6 s of `t` (for
