@@ -72,6 +72,10 @@ struct Args {
     /// Only these transforms (names, separated by `;`: names hold commas); all by default.
     #[arg(long, value_delimiter = ';')]
     only: Vec<String>,
+    /// Render the negatives under the `--only` transforms alone (a quick false-accept check of
+    /// one case; the full list is the standard).
+    #[arg(long)]
+    negatives_only: bool,
     /// Print every query's answer (for calibration).
     #[arg(long)]
     verbose: bool,
@@ -671,6 +675,7 @@ fn main() -> anyhow::Result<()> {
                 "phone photo, screen in a room",
             ]
             .contains(&t.name)
+                && (!args.negatives_only || args.only.iter().any(|o| o == t.name))
         })
         .collect();
     let mut negatives = 0usize;

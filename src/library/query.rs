@@ -16,6 +16,8 @@ pub struct Cut {
     /// `FRAME_SIDE`² gray pixels.
     pub square: Arc<[u8]>,
     pub rect: Rect,
+    /// Cut from the picture with its subtitles painted out (see [`overlay`]).
+    pub painted: bool,
 }
 
 impl Cut {
@@ -78,7 +80,7 @@ impl<'a> StillQuery<'a> {
     }
 
     fn on_square(&self, rects: impl IntoIterator<Item = Rect>) -> Vec<Cut> {
-        rects.into_iter().map(|rect| Cut { square: self.square.clone(), rect }).collect()
+        rects.into_iter().map(|rect| Cut { square: self.square.clone(), rect, painted: false }).collect()
     }
 
     /// The picture's own rectangles (flat and found borders cut), then the picture with its
@@ -92,7 +94,7 @@ impl<'a> StillQuery<'a> {
             for r in hash::query_rects_with(view, *detail) {
                 r.add_to(&mut under);
             }
-            out.extend(under.into_iter().map(|rect| Cut { square: painted.clone(), rect }));
+            out.extend(under.into_iter().map(|rect| Cut { square: painted.clone(), rect, painted: true }));
         }
         out
     }
@@ -142,7 +144,7 @@ fn squares_cut(squares: Vec<Vec<u8>>) -> Vec<Vec<Cut>> {
         .map(|square| {
             let rects = screen::still_square_rects(frames::frame_view(&square));
             let square: Arc<[u8]> = square.into();
-            rects.into_iter().map(|rect| Cut { square: square.clone(), rect }).collect()
+            rects.into_iter().map(|rect| Cut { square: square.clone(), rect, painted: false }).collect()
         })
         .collect()
 }

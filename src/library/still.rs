@@ -156,12 +156,16 @@ impl LibraryIndex {
         // Scans one tier.
         let mut search = |tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>| {
             let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
-            let hits = if queries.is_empty() {
+            let band = tier.accept() + verify::BAND;
+            let reach = band + if cuts.iter().any(|c| c.painted) { verify::PAINTED_BAND } else { 0 };
+            let mut hits = if queries.is_empty() {
                 Vec::new()
             } else {
                 // Room for every entry of a scene shared by a few dozen videos.
-                scan::scan(&refs, tier.section(), &queries, tier.accept() + verify::BAND, tier.prefilter(), HIT_CAP)
+                scan::scan(&refs, tier.section(), &queries, reach, tier.prefilter(), HIT_CAP)
             };
+            // Past the band, only the painted-out picture's hits.
+            hits.retain(|h| h.dist as u32 <= band || cuts[h.query as usize / 2].painted);
             let best = hits.first().map(|h| h.dist as u32);
             tried.push(Tried { tier, cuts, queries, hits });
             best
@@ -213,11 +217,11 @@ impl LibraryIndex {
             } else {
                 Vec::new()
             };
-            let winner = winner_of(&looked, &runs, tried.tier.accept());
+            let winner = winner_of(&looked, &runs, tried);
             let (best, shot) = match winner {
                 Some((run, l)) => {
                     let (hit, mut shot) = runs[run];
-                    if !can_stand(hit.dist as u32, &l, tried.tier.accept()) {
+                    if !can_stand(tried, &hit, &l) {
                         continue;
                     }
                     shot.at = l.at;
@@ -386,8 +390,14 @@ fn closest(near: &[Hash], f: &FrameHash) -> (u32, u32) {
 
 /// Whether a hit `dist` bits away in a tier that accepts `accept` bits is a match: close ones
 /// always, further ones when their look stands for them (see [`Look::stands_for`]).
-fn can_stand(dist: u32, look: &Look, accept: u32) -> bool {
-    dist <= CLOSE || look.stands_for(dist, accept)
+fn can_stand(tried: &Tried, hit: &Hit, look: &Look) -> bool {
+    let (dist, accept) = (hit.dist as u32, tried.tier.accept());
+    dist <= CLOSE
+        || if tried.cuts[hit.query as usize / 2].painted {
+            look.stands_for_painted(dist, accept)
+        } else {
+            look.stands_for(dist, accept)
+        }
 }
 
 /// The run that wins among those looked at (`looked[0]` is the hash's own choice; `runs` are
@@ -398,10 +408,10 @@ fn can_stand(dist: u32, look: &Look, accept: u32) -> bool {
 /// the instant the film passes through it again). A tie is broken only in favour of a run that
 /// can stand for its hit, and only when the hash's choice can: it picks a moment, it never
 /// turns "no match" into a match.
-fn winner_of(looked: &[(usize, Look)], runs: &[(Hit, Shot)], accept: u32) -> Option<(usize, Look)> {
+fn winner_of(looked: &[(usize, Look)], runs: &[(Hit, Shot)], tried: &Tried) -> Option<(usize, Look)> {
     let &(run, l) = looked.iter().max_by(|a, b| a.1.score.total_cmp(&b.1.score))?;
     let first = looked[0];
-    let stands = |x: &(usize, Look)| can_stand(runs[x.0].0.dist as u32, &x.1, accept);
+    let stands = |x: &(usize, Look)| can_stand(tried, &runs[x.0].0, &x.1);
     if first.1.score < l.score - verify::SAME_LOOK {
         return Some((run, l));
     }

@@ -16,9 +16,10 @@
 //! alike wins and its best frame becomes the answer's `at`; a distant hit that is not alike
 //! enough ([`LOOK_ACCEPT`]) is no match.
 //!
-//! It only re-ranks and gates what the hash already accepted: a candidate is never added, a
-//! threshold never relaxed. When the file cannot be read (moved, unmounted), the hash's
-//! answer stands.
+//! It re-ranks and gates what the hash found: a hit past a tier's threshold (in [`BAND`], or
+//! in [`PAINTED_BAND`] past it for the picture with its subtitles painted out) stands only
+//! when it looks alike, and nothing else is ever added. When the file cannot be read (moved,
+//! unmounted), the hash's answer stands within the threshold.
 use std::path::Path;
 
 use tokio_util::sync::CancellationToken;
@@ -55,6 +56,16 @@ pub const LOOK_ACCEPT: f32 = 0.65;
 /// hard crop often lands a few bits past the threshold, and two smooth unrelated pictures can
 /// correlate as a whole without sharing any detail.
 pub const BAND: u32 = 8;
+
+/// How far beyond [`BAND`] a hit of the picture with its subtitles painted out may be: the
+/// painted block's low frequencies are only a guess at what the text hides, so a true match
+/// lands further out (82-84 bits on the benchmark's misses, README, "Sixteenth round").
+pub const PAINTED_BAND: u32 = 8;
+/// Such a hit stands only when its frame correlates with the query at least this much as a
+/// whole and by blocks: stricter than [`LOOK_ACCEPT`], as more of the hash disagrees (true
+/// matches under the hard transforms mostly correlate above it, false accepts stayed at or
+/// under 0.60).
+pub const PAINTED_LOOK: f32 = 0.75;
 
 /// Two frames whose correlations with a query differ by less than this look the same to it:
 /// grain and compression between frames of one static picture stay under it.
@@ -191,6 +202,13 @@ impl Look {
     pub fn stands_for(&self, dist: u32, accept: u32) -> bool {
         if dist <= accept { self.alike() } else { dist <= accept + BAND && self.score.min(self.blocks) >= LOOK_ACCEPT }
     }
+
+    /// [`Self::stands_for`] for a hit of a painted-out picture: also in [`PAINTED_BAND`]
+    /// beyond the band, alike at [`PAINTED_LOOK`] as a whole and by blocks.
+    pub fn stands_for_painted(&self, dist: u32, accept: u32) -> bool {
+        self.stands_for(dist, accept)
+            || (dist <= accept + BAND + PAINTED_BAND && self.score.min(self.blocks) >= PAINTED_LOOK)
+    }
 }
 
 /// Decodes the candidate's span and correlates each frame with the query; `None` when the
@@ -311,5 +329,23 @@ mod tests {
         assert!(both.stands_for(70 + BAND, 70));
         assert!(!both.stands_for(70 + BAND + 1, 70));
         assert!(!look(0.60, 0.60).stands_for(40, 70));
+    }
+
+    #[test]
+    fn a_painted_out_hit_may_lie_further_out_only_when_it_looks_more_alike() {
+        let look = |score, blocks| Look { score, blocks, detail: 0.0, at: 0.0, from: 0.0, to: 0.0 };
+        let far = 70 + BAND + PAINTED_BAND;
+        // Alike as well as a hit in the band needs: not enough past it, for any hit.
+        let both = look(0.70, 0.68);
+        assert!(both.stands_for_painted(70 + BAND, 70));
+        assert!(!both.stands_for_painted(far, 70));
+        // Alike at PAINTED_LOOK both ways: the painted-out picture's hit stands past the band,
+        // not further, and an ordinary hit never does.
+        let alike = look(0.86, 0.79);
+        assert!(alike.stands_for_painted(far, 70));
+        assert!(!alike.stands_for_painted(far + 1, 70));
+        assert!(!alike.stands_for(70 + BAND + 1, 70));
+        // Alike as a whole only (a smooth unrelated picture): never past the band.
+        assert!(!look(0.95, 0.60).stands_for_painted(70 + BAND + 1, 70));
     }
 }
