@@ -5,7 +5,9 @@
 //! holds frames without them, so the query adds a hypothesis: the picture with the subtitle
 //! block replaced by what is above and below it (a vertical blend, which is what the block's
 //! low frequencies looked like before the text). Only the query changes, so a wrong guess
-//! costs one more hash in the scan, never a miss.
+//! costs one more hash in the scan, never a miss. The blend is only a guess at what the text
+//! hides, so this picture's hits may lie a little further out than others' when the frame
+//! looks like the query ([`PAINTED_BAND`](super::verify::PAINTED_BAND)).
 //!
 //! Subtitle text is found by its strokes: in the lower part of the picture, rows where many
 //! short bright runs are each bordered by dark pixels on both sides (bright fill, dark
