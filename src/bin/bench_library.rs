@@ -577,12 +577,12 @@ fn main() -> anyhow::Result<()> {
                         .collect();
                     // For a phone photo: how far the screens found are from the true one, and
                     // how close the true screen's picture hashes to the frame.
-                    let screen = if t.filter == PHONE_ROOM || t.filter == PHONE_TIGHT {
-                        let truth = if t.filter == PHONE_ROOM {
-                            room_screen((img.width(), img.height()))
-                        } else {
-                            TIGHT_SCREEN
-                        };
+                    let truth = match t.filter {
+                        PHONE_ROOM => Some(room_screen((img.width(), img.height()))),
+                        PHONE_TIGHT => Some(TIGHT_SCREEN),
+                        _ => None,
+                    };
+                    let screen = if let Some(truth) = truth {
                         let (found, d) = index.screen_truth(&img, truth, v.id, at);
                         let off: Vec<String> = found
                             .iter()

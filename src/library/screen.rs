@@ -332,25 +332,26 @@ fn screen_guesses(img: GrayView<'_>, unseen: bool) -> Vec<[(f32, f32); 4]> {
     let mut sides = Sides {
         votes: [Side::Top, Side::Bottom, Side::Left, Side::Right].map(|s| votes(&profile(img, s))),
         counted: Vec::new(),
-        edges: None,
     };
-    let edges = sides.find((w, h), false);
+    let seen = sides.edges((w, h), false);
+    let edges = enclosed(seen, (w, h));
     // A side whose edge is not seen (a picture flat where it meets the smear a perspective
     // correction leaves) is put at the photo's side by `find`; the screen is as likely to
     // start a little inside, so once more with those sides UNSEEN_INSET in (all four when
     // none was seen: a tight photo of a picture plain at every edge).
-    let unseen = sides.edges.filter(|e| unseen && e.contains(&NONE)).and_then(|e| {
-        let inset = |e: Edge, len: usize| {
-            if e == NONE { Edge { a: UNSEEN_INSET * len as f32, b: UNSEEN_INSET * len as f32, votes: 0.0 } } else { e }
-        };
-        quad_of([inset(e[0], h), inset(e[1], h), inset(e[2], w), inset(e[3], w)], (w, h))
-    });
+    let inset = |e: Edge, len: usize| {
+        if e == NONE { Edge { a: UNSEEN_INSET * len as f32, b: UNSEEN_INSET * len as f32, votes: 0.0 } } else { e }
+    };
+    let [t, b, l, r] = seen;
+    let unseen = (unseen && seen.contains(&NONE))
+        .then(|| quad_of([inset(t, h), inset(b, h), inset(l, w), inset(r, w)], (w, h)))
+        .flatten();
     // When the edges enclose no screen (the lit middle of a night scene is too small to be
     // one), the outer edges of the bezel alone. The screen lies a bezel's width inside them,
     // and the dark picture there is cut as the index cuts a dark frame's flat sides. Inside
     // the bezel's outer edges by a share of the screen: a line of the lit room around the
     // rectified picture would keep its dark sides from being cut.
-    let bezel = sides.find((w, h), true).map(|quad| {
+    let bezel = enclosed(sides.edges((w, h), true), (w, h)).map(|quad| {
         let (cx, cy) = (quad.iter().map(|p| p.0).sum::<f32>() / 4.0, quad.iter().map(|p| p.1).sum::<f32>() / 4.0);
         quad.map(|(x, y)| (x + (cx - x) * BEZEL_INSET, y + (cy - y) * BEZEL_INSET))
     });
@@ -374,8 +375,6 @@ fn same_quad(p: &[(f32, f32); 4], q: &[(f32, f32); 4], (w, h): (usize, usize)) -
 struct Sides {
     votes: [Option<Votes>; 4],
     counted: Vec<(usize, (usize, usize), Counted)>,
-    /// The edges (top, bottom, left, right) of the last [`Sides::find`] without `bezel_only`.
-    edges: Option<[Edge; 4]>,
 }
 
 impl Sides {
@@ -393,9 +392,9 @@ impl Sides {
         counted.edge(bezel_only)
     }
 
-    /// The screen with edges chosen by every kind of vote, or by the bezel's outer edge alone
-    /// (see [`Counted::edge`]).
-    fn find(&mut self, (w, h): (usize, usize), bezel_only: bool) -> Option<[(f32, f32); 4]> {
+    /// The edges (top, bottom, left, right) chosen by every kind of vote, or by the bezel's
+    /// outer edge alone (see [`Counted::edge`]); [`NONE`] where a side has none.
+    fn edges(&mut self, (w, h): (usize, usize), bezel_only: bool) -> [Edge; 4] {
         let (top, bottom, left, right) = (0, 1, 2, 3);
         // Top and bottom over every column, left and right over the rows between them, then
         // top and bottom again over the columns between those (a side is judged where the
@@ -408,14 +407,14 @@ impl Sides {
         let cols = (l.a.max(l.b) as usize, w - r.a.max(r.b) as usize);
         let t = self.edge(top, cols, bezel_only);
         let b = self.edge(bottom, cols, bezel_only);
-        if !bezel_only {
-            self.edges = Some([t, b, l, r]);
-        }
-        if [t, b, l, r].iter().all(|e| *e == NONE) {
-            return None;
-        }
-        quad_of([t, b, l, r], (w, h))
+        [t, b, l, r]
     }
+}
+
+/// The screen `edges` (see [`Sides::edges`]) enclose; `None` when no side has an edge or
+/// [`quad_of`] finds the screen too small.
+fn enclosed(edges: [Edge; 4], size: (usize, usize)) -> Option<[(f32, f32); 4]> {
+    if edges.iter().all(|e| *e == NONE) { None } else { quad_of(edges, size) }
 }
 
 /// The corners where the edges `[top, bottom, left, right]` of a `w` x `h` photo meet; `None`
@@ -532,7 +531,12 @@ pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
 /// A still photo's screens (see [`screen_quads`]), each warped to a `side`² square from a copy of
 /// the photo at most [`WARP_SIDE`] pixels a side; empty when no screen is found.
 pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
-    let quads = screen_quads(gray, true);
+    warp_quads(gray, screen_quads(gray, true), side)
+}
+
+/// Each quadrilateral of `quads` (in shares of the photo's sides) warped to a `side`² square
+/// from one copy of the photo at most [`WARP_SIDE`] pixels a side.
+fn warp_quads(gray: &GrayImage, quads: Vec<[(f32, f32); 4]>, side: usize) -> Vec<Vec<u8>> {
     if quads.is_empty() {
         return Vec::new();
     }
@@ -619,8 +623,12 @@ mod tests {
     /// warped to the `side`² square and hashed under [`square_rects`]; empty when no screen is
     /// found.
     fn screen_hypotheses(gray: &GrayImage, side: usize) -> Vec<hash::FrameHash> {
-        let squares = screen_squares(gray, side);
-        squares
+        hypotheses_of(gray, screen_quads(gray, true), side)
+    }
+
+    /// The hypotheses of the screens `quads` of a photo (see [`screen_hypotheses`]).
+    fn hypotheses_of(gray: &GrayImage, quads: Vec<[(f32, f32); 4]>, side: usize) -> Vec<hash::FrameHash> {
+        warp_quads(gray, quads, side)
             .iter()
             .flat_map(|square| square_hashes(GrayView { width: side, height: side, pixels: square }))
             .collect()
@@ -819,17 +827,8 @@ mod tests {
         let photo = photograph(&frame, (w, h), quad, (w, h), |_, _| None);
         let gray = image::GrayImage::from_raw(w as u32, h as u32, photo.clone()).unwrap();
         let truth = frame_hash(&frame, w, h);
-        let best = |quads: Vec<[(f32, f32); 4]>| {
-            let fine = warp_copy(&gray);
-            quads
-                .into_iter()
-                .flat_map(|q| {
-                    let square = warp_from(&fine, q, 128);
-                    square_hashes(GrayView { width: 128, height: 128, pixels: &square })
-                })
-                .map(|f| hash::hamming(&f.hash, &truth.hash))
-                .min()
-                .unwrap_or(256)
+        let best = |quads| {
+            hypotheses_of(&gray, quads, 128).iter().map(|f| hash::hamming(&f.hash, &truth.hash)).min().unwrap_or(256)
         };
         let (seen, with_unseen) = (best(screen_quads(&gray, false)), best(screen_quads(&gray, true)));
         let as_taken = hash::hamming(&frame_hash(&photo, w, h).hash, &truth.hash);
