@@ -351,6 +351,31 @@ async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
     }
 }
 
+/// A dark film under a broadcaster's bright box in a corner: the box moves the whole
+/// picture's hash too far, and with that corner painted out it is found.
+#[tokio::test]
+async fn a_dark_film_under_a_bright_corner_logo_is_found_by_the_corner_tier() {
+    let app = TestApp::new().await;
+    let folder = tempfile::tempdir().unwrap();
+    let video = folder.path().join("night.mp4");
+    ffmpeg(&[
+        "-i",
+        demo_clip().to_str().unwrap(),
+        "-vf",
+        "eq=brightness=-0.3:contrast=0.5",
+        "-an",
+        video.to_str().unwrap(),
+    ]);
+    let lib = index_of(&app);
+    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    let query = folder.path().join("logo.jpg");
+    let logo = "drawbox=x=iw*0.05:y=ih*0.05:w=iw*0.16:h=ih*0.12:color=white@0.8:t=fill";
+    for at in [1.2, 3.4] {
+        assert_found(lib, &still_through(&video, at, logo, &query), at, "corner");
+    }
+}
+
 /// A 16:9 picture centred in a portrait canvas whose bars mirror the picture (an editor's
 /// "mirror" fill): no edge, no change in detail, nothing tells where the picture ends but its
 /// shape.

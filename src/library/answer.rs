@@ -32,7 +32,8 @@ pub struct LibraryMatch {
     pub distance: u32,
     /// Which tier decided: `frame`, `crop`, `upper` (the top of a picture covered below),
     /// `screen` (a phone photo's rectified screen), `window` (a picture inside a picture),
-    /// `shape` (a picture centred in a canvas of another shape), `clip`, `clip inset` (a
+    /// `shape` (a picture centred in a canvas of another shape), `corner` (a picture with a
+    /// corner painted out: a broadcaster's logo), `clip`, `clip inset` (a
     /// clip's screens or windows, see [`insets`](super::insets)), `audio` or `clip+audio`.
     pub tier: &'static str,
     pub mirrored: bool,

@@ -7,15 +7,15 @@
 //! - [`fingerprint`]: which frames of a video are kept, and hashing a query picture.
 //! - [`hash`]: the 256-bit DCT frame hash (PDQ-like), mirror twin, flat-border removal.
 //! - [`borders`]: finding the picture inside bars of any colour, blurred copies and players.
-//! - [`overlay`]: burned-in subtitles painted out of a query picture.
+//! - [`overlay`]: burned-in subtitles and corner logos painted out of a query picture.
 //! - [`screen`]: a phone photo's screen found and warped back to a rectangle.
 //! - [`light`]: a photo's glare and noise taken off before a screen's flat edges are judged.
 //! - [`window`]: a picture inside a picture (a video in a web page, picture-in-picture).
 //! - [`store`]: `catalog.json` plus one memory-mapped segment file per video.
 //! - [`scan`]: the all-cores Hamming scan over the segments.
 //! - [`query`]: a still cut into the hypotheses of every tier.
-//! - [`still`]: searching a screenshot (whole frames, then the crop, upper, screen, window
-//!   and shape tiers).
+//! - [`still`]: searching a screenshot (whole frames, then the crop, upper, screen, window,
+//!   shape and corner tiers).
 //! - [`verify`]: near-equal candidates of a still decided by their frames in the source.
 //! - [`clip`]: searching a clip by picture, and fused with its soundtrack.
 //! - [`vote`]: how a clip's frames agree on one offset into a video.

@@ -1,4 +1,4 @@
-//! Burned-in subtitles painted out of a query picture.
+//! Burned-in subtitles and a corner's logo painted out of a query picture.
 //!
 //! Big, bold, outlined subtitles cover a fifth of a frame with the brightest and darkest
 //! pixels in it; on a dark film they move dozens of the hash's low-frequency bits. The index
@@ -12,6 +12,12 @@
 //! Subtitle text is found by its strokes: in the lower part of the picture, rows where many
 //! short bright runs are each bordered by dark pixels on both sides (bright fill, dark
 //! outline or dark scene) — letters, not a lamp or a sky.
+//!
+//! A broadcaster's logo (a channel's mark, a repost's watermark) is not looked for: its
+//! shapes, colours and opacity are anyone's, and a still has no second frame to show it
+//! standing while the picture moves. It sits in a corner, so the still tier's last fallback
+//! tries each corner painted out in turn ([`paint_out_corners`]); four guesses that cost four
+//! hashes and their mirrors, judged as strictly as the other many-guess tiers.
 use image::GrayImage;
 
 /// Width the text is looked for at: a subtitle's strokes and outline stay a few pixels wide.
@@ -108,6 +114,46 @@ pub fn paint_out_subtitles(gray: &GrayImage) -> Option<GrayImage> {
     Some(img)
 }
 
+/// Share of the width a corner cover is painted over: a broadcaster's logo sits in the
+/// title-safe area, its far side 3-8% in from the frame's edge, and is at most about a sixth of
+/// the width.
+const CORNER_W: f32 = 0.26;
+/// Share of the height a corner cover is painted over.
+const CORNER_H: f32 = 0.22;
+
+/// A `side`² square (the query squeezed like a frame) with one corner painted out, for each
+/// corner in turn (top left, top right, bottom left, bottom right): where a broadcaster's logo
+/// or a repost's watermark sits. A bright logo over a dark film moves the hash as much as big
+/// subtitles do; nothing in a still tells a logo from the picture, so each corner is a guess.
+/// The corner is filled from the picture beside it and below (or above) it, each weighted by
+/// nearness, which keeps the low frequencies the hash reads close to the clean picture's.
+pub fn paint_out_corners(square: &[u8], side: usize) -> Vec<Vec<u8>> {
+    let (cw, ch) = ((side as f32 * CORNER_W).round() as usize, (side as f32 * CORNER_H).round() as usize);
+    if cw < 2 || ch < 2 || cw >= side || ch >= side {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(4);
+    for (right, bottom) in [(false, false), (true, false), (false, true), (true, true)] {
+        let mut img = square.to_vec();
+        let xs = if right { side - cw..side } else { 0..cw };
+        let ys = if bottom { side - ch..side } else { 0..ch };
+        // The column beside the corner and the row below (above) it.
+        let beside = if right { side - cw - 1 } else { cw };
+        let across = if bottom { side - ch - 1 } else { ch };
+        for y in ys.clone() {
+            for x in xs.clone() {
+                let dx = x.abs_diff(beside) as f32;
+                let dy = y.abs_diff(across) as f32;
+                let (a, b) = (square[y * side + beside] as f32, square[across * side + x] as f32);
+                let v = (a / dx + b / dy) / (1.0 / dx + 1.0 / dy);
+                img[y * side + x] = v.round() as u8;
+            }
+        }
+        out.push(img);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +207,35 @@ mod tests {
                 / n
         };
         assert!(diff(&p) < diff(&s) / 3.0, "painted {} vs with text {}", diff(&p), diff(&s));
+    }
+
+    #[test]
+    fn a_logo_in_a_corner_is_painted_out_by_one_of_the_guesses() {
+        let side = crate::library::frames::FRAME_SIDE;
+        // A dark film frame: broad light and shade.
+        let clean = GrayImage::from_fn(720, 404, |x, y| {
+            let (u, v) = (x as f32 / 720.0, y as f32 / 404.0);
+            let s = (u * 7.0).sin() + (v * 5.0 + u * 3.0).sin() + 0.5 * (u * 19.0 + v * 11.0).sin();
+            image::Luma([(50.0 + 18.0 * s).clamp(0.0, 255.0) as u8])
+        });
+        // A broadcaster's box: white at three quarters over the top right corner.
+        let mut logo = clean.clone();
+        for y in 20..64 {
+            for x in 560..684 {
+                let p = logo.get_pixel(x, y).0[0] as f32;
+                logo.put_pixel(x, y, image::Luma([(0.25 * p + 0.75 * 255.0) as u8]));
+            }
+        }
+        let square = |img: &GrayImage| image::imageops::thumbnail(img, side as u32, side as u32).into_raw();
+        let hash = |px: &[u8]| crate::library::hash::hash_frame(crate::library::frames::frame_view(px)).hash;
+        let truth = hash(&square(&clean));
+        let covered = crate::library::hash::hamming(&hash(&square(&logo)), &truth);
+        let guesses = paint_out_corners(&square(&logo), side);
+        assert_eq!(guesses.len(), 4);
+        let dist: Vec<u32> = guesses.iter().map(|g| crate::library::hash::hamming(&hash(g), &truth)).collect();
+        // The top right guess undoes most of what the box did; the others do not.
+        assert!(dist[1] * 2 < covered, "covered {covered}, painted {dist:?}");
+        assert!(dist[1] < *dist.iter().min().unwrap() + 1, "the right corner is the best guess: {dist:?}");
     }
 
     #[test]

@@ -10,6 +10,9 @@ use image::{DynamicImage, GrayImage};
 use super::hash::{self, FrameHash, GrayView, MIN_QUALITY, Rect};
 use super::{frames, overlay, screen, window};
 
+/// How many of a corner-painted picture's own rectangles are searched (best guess first).
+const CORNER_RECTS: usize = 3;
+
 /// One query hypothesis: a rectangle of one of the query's squares.
 #[derive(Clone, Debug)]
 pub struct Cut {
@@ -95,6 +98,24 @@ impl<'a> StillQuery<'a> {
                 r.add_to(&mut under);
             }
             out.extend(under.into_iter().map(|rect| Cut { square: painted.clone(), rect, painted: true }));
+        }
+        out
+    }
+
+    /// The picture with each corner painted out in turn (see [`overlay::paint_out_corners`]),
+    /// each cut by its own first rectangles ([`CORNER_RECTS`]): a logo over a dark film's flat
+    /// sides kept them from being cut, and with it painted out they are.
+    pub fn corner_cuts(&self) -> Vec<Cut> {
+        let side = frames::FRAME_SIDE;
+        let mut out = Vec::new();
+        for painted in overlay::paint_out_corners(&self.square, side) {
+            let square: Arc<[u8]> = painted.into();
+            let rects = hash::query_rects(frames::frame_view(&square));
+            out.extend(rects.into_iter().take(CORNER_RECTS).map(|rect| Cut {
+                square: square.clone(),
+                rect,
+                painted: false,
+            }));
         }
         out
     }

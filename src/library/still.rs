@@ -34,6 +34,9 @@ pub const UPPER_ACCEPT: u32 = 62;
 /// A shape-tier hit is a match at most this many bits away: as strict as the crop tier (each
 /// film shape is one more guess at where the picture lies).
 pub const SHAPE_ACCEPT: u32 = 62;
+/// A corner-tier hit is a match at most this many bits away: as strict as the crop tier (each
+/// corner is one more guess at where a logo lies).
+pub const CORNER_ACCEPT: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
 /// Runs of entries whose best hit is at most this many bits further than the best are
@@ -75,6 +78,8 @@ enum Tier {
     Window,
     /// The picture where a film's shape would lie centred in the canvas, against whole frames.
     Shape,
+    /// The picture with one corner painted out (a broadcaster's logo), against whole frames.
+    Corner,
 }
 
 impl Tier {
@@ -86,6 +91,7 @@ impl Tier {
             Tier::Screen => "screen",
             Tier::Window => "window",
             Tier::Shape => "shape",
+            Tier::Corner => "corner",
         }
     }
 
@@ -96,6 +102,7 @@ impl Tier {
             Tier::Crop => CROP_ACCEPT,
             Tier::Upper => UPPER_ACCEPT,
             Tier::Shape => SHAPE_ACCEPT,
+            Tier::Corner => CORNER_ACCEPT,
         }
     }
 
@@ -104,20 +111,20 @@ impl Tier {
     fn prefilter(self) -> u32 {
         match self {
             Tier::Frame | Tier::Screen | Tier::Window => scan::PREFILTER,
-            Tier::Crop | Tier::Upper | Tier::Shape => scan::PREFILTER_MANY,
+            Tier::Crop | Tier::Upper | Tier::Shape | Tier::Corner => scan::PREFILTER_MANY,
         }
     }
 
     /// Whether cuts too flat to say anything are left out (a covered or centred guess can
     /// land on a plain part of the picture; the picture's own cuts are judged as a whole).
     fn drops_flat(self) -> bool {
-        matches!(self, Tier::Upper | Tier::Shape)
+        matches!(self, Tier::Upper | Tier::Shape | Tier::Corner)
     }
 
     /// The index section this tier's queries are scanned against.
     fn section(self) -> Section {
         match self {
-            Tier::Frame | Tier::Screen | Tier::Window | Tier::Shape => Section::Frames,
+            Tier::Frame | Tier::Screen | Tier::Window | Tier::Shape | Tier::Corner => Section::Frames,
             Tier::Crop => Section::Crops,
             Tier::Upper => Section::Upper,
         }
@@ -173,7 +180,7 @@ impl LibraryIndex {
         // When the whole picture found nothing close, every fallback tier is tried (stopping at
         // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
         // won; README, "Fifth round"):
-        let fallbacks: [(Tier, Guesses<'_>); 5] = [
+        let fallbacks: [(Tier, Guesses<'_>); 6] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| vec![query.crop_cuts()]),
             // its lower part may be covered (big subtitles, a player's controls, a
@@ -189,6 +196,8 @@ impl LibraryIndex {
             // its bars may not show where they end (a dark film over its own blurred copy):
             // where a picture of each film shape would lie, centred, cut as the index cuts.
             (Tier::Shape, &|| vec![query.shape_cuts()]),
+            // a broadcaster's logo may cover a corner: the picture with each corner painted out.
+            (Tier::Corner, &|| vec![query.corner_cuts()]),
         ];
         if search(Tier::Frame, frame_cuts, hypotheses).is_none_or(|d| d > CLOSE) {
             for (tier, groups) in fallbacks {
@@ -314,6 +323,7 @@ impl LibraryIndex {
         tier("screen", query.screen_cuts().concat(), &frames_near);
         tier("window", query.window_cuts().concat(), &frames_near);
         tier("shape", query.shape_cuts(), &frames_near);
+        tier("corner", query.corner_cuts(), &frames_near);
         tier("upper", query.upper_cuts(), &uppers_near);
         out
     }
