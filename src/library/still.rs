@@ -106,13 +106,16 @@ impl Tier {
         }
     }
 
+    /// Whether the tier sends many guesses at once (offsets, tops, shapes, corners) rather
+    /// than one picture or one screen.
+    fn guesses_many(self) -> bool {
+        matches!(self, Tier::Crop | Tier::Upper | Tier::Shape | Tier::Corner)
+    }
+
     /// The first-stage bound of this tier's scan: stricter for the tiers that send dozens of
     /// query hashes (see [`scan::PREFILTER_MANY`]).
     fn prefilter(self) -> u32 {
-        match self {
-            Tier::Frame | Tier::Screen | Tier::Window => scan::PREFILTER,
-            Tier::Crop | Tier::Upper | Tier::Shape | Tier::Corner => scan::PREFILTER_MANY,
-        }
+        if self.guesses_many() { scan::PREFILTER_MANY } else { scan::PREFILTER }
     }
 
     /// Whether cuts too flat to say anything are left out (a covered or centred guess can
@@ -402,12 +405,29 @@ fn closest(near: &[Hash], f: &FrameHash) -> (u32, u32) {
 /// always, further ones when their look stands for them (see [`Look::stands_for`]).
 fn can_stand(tried: &Tried, hit: &Hit, look: &Look) -> bool {
     let (dist, accept) = (hit.dist as u32, tried.tier.accept());
-    dist <= CLOSE
-        || if tried.cuts[hit.query as usize / 2].painted {
-            look.stands_for_painted(dist, accept)
-        } else {
-            look.stands_for(dist, accept)
-        }
+    if dist <= CLOSE {
+        return true;
+    }
+    // A guess among others that is not close enough must look alike as a whole and by blocks
+    // even within its threshold: with dozens of guesses, one lands on an unrelated frame whose
+    // coarse light agrees (README, "Seventeenth round": a frame of the diver taken for a flat
+    // cartoon frame by the shape tier at 62 bits, and by a screen guess at 66, looked 0.83 as
+    // a whole and 0.53 by blocks). For the many-guess tiers that is any hit not close; a
+    // photo's screens and a picture's windows are few guesses whose true hits land far (a
+    // phone photo), so only past the many-guess tiers' threshold.
+    let one_look_up_to = match tried.tier {
+        t if t.guesses_many() => CLOSE,
+        Tier::Screen | Tier::Window => SHAPE_ACCEPT,
+        _ => accept,
+    };
+    if dist > one_look_up_to && !look.alike_both_ways() {
+        return false;
+    }
+    if tried.cuts[hit.query as usize / 2].painted {
+        look.stands_for_painted(dist, accept)
+    } else {
+        look.stands_for(dist, accept)
+    }
 }
 
 /// The run that wins among those looked at (`looked[0]` is the hash's own choice; `runs` are
@@ -510,4 +530,42 @@ fn look_again(
         return Vec::new();
     }
     looks.into_iter().enumerate().filter_map(|(k, l)| Some((k, l?))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::library::frames::FRAME_SIDE;
+    use crate::library::hash::Rect;
+
+    fn tried(tier: Tier) -> Tried {
+        let cut = Cut {
+            square: Arc::from(vec![0u8; FRAME_SIDE * FRAME_SIDE]),
+            rect: Rect { x0: 0, y0: 0, x1: FRAME_SIDE, y1: FRAME_SIDE },
+            painted: false,
+        };
+        Tried { tier, cuts: vec![cut], queries: Vec::new(), hits: Vec::new() }
+    }
+
+    #[test]
+    fn a_many_guess_tier_needs_both_correlations_once_a_hit_is_not_close() {
+        let look = |score, blocks| Look { score, blocks, detail: 0.0, at: 0.0, from: 0.0, to: 0.0 };
+        let hit = |dist| Hit { query: 0, segment: 0, entry: 0, dist };
+        // The diver's frame taken for a flat cartoon frame: alike as a whole only.
+        let smooth = look(0.83, 0.53);
+        assert!(!can_stand(&tried(Tier::Shape), &hit(62), &smooth));
+        assert!(!can_stand(&tried(Tier::Corner), &hit(50), &smooth));
+        // A screen guess: one correlation is enough up to the many-guess threshold only.
+        assert!(can_stand(&tried(Tier::Screen), &hit(SHAPE_ACCEPT as u16), &smooth));
+        assert!(!can_stand(&tried(Tier::Screen), &hit(66), &smooth));
+        assert!(can_stand(&tried(Tier::Screen), &hit(66), &look(0.89, 0.83)));
+        // The whole picture is its own best guess: within its threshold, one correlation is
+        // enough.
+        assert!(can_stand(&tried(Tier::Frame), &hit(66), &smooth));
+        assert!(can_stand(&tried(Tier::Shape), &hit(62), &look(0.70, 0.68)));
+        // A close hit needs no look.
+        assert!(can_stand(&tried(Tier::Crop), &hit(CLOSE as u16), &look(0.2, 0.2)));
+    }
 }

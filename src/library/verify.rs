@@ -196,11 +196,16 @@ impl Look {
         self.score.max(self.blocks) >= LOOK_ACCEPT
     }
 
+    /// Whether the frame looks like the query both as a whole and by blocks.
+    pub fn alike_both_ways(&self) -> bool {
+        self.score.min(self.blocks) >= LOOK_ACCEPT
+    }
+
     /// Whether the frame looks enough like the query to stand for a hit `dist` bits from it
     /// in a tier that accepts `accept` bits: within the threshold, [`Self::alike`]; in the
     /// [`BAND`] beyond it, alike as a whole and by blocks; further out, never.
     pub fn stands_for(&self, dist: u32, accept: u32) -> bool {
-        if dist <= accept { self.alike() } else { dist <= accept + BAND && self.score.min(self.blocks) >= LOOK_ACCEPT }
+        if dist <= accept { self.alike() } else { dist <= accept + BAND && self.alike_both_ways() }
     }
 
     /// [`Self::stands_for`] for a hit of a painted-out picture: also in [`PAINTED_BAND`]
