@@ -1,8 +1,8 @@
 //! Searching one still picture: whole frames first; when nothing is close, the fallback
 //! tiers: crop, upper (the top of a picture covered below), screen (a phone photo's screen,
-//! rectified), window (a picture inside a picture) and shape (a picture centred in a canvas
-//! of another shape). When the hash finds several moments about as close, the source decides
-//! between them (see `verify`).
+//! rectified), window (a picture inside a picture), shape (a picture centred in a canvas of
+//! another shape) and corner (a picture with a logo in a corner). When the hash finds several
+//! moments about as close, the source decides between them (see `verify`).
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -402,7 +402,8 @@ fn closest(near: &[Hash], f: &FrameHash) -> (u32, u32) {
 }
 
 /// Whether a hit `dist` bits away in a tier that accepts `accept` bits is a match: close ones
-/// always, further ones when their look stands for them (see [`Look::stands_for`]).
+/// always, further ones when their look stands for them (see [`Look::stands_for`]), and a
+/// guess among many only when it looks alike both as a whole and by blocks.
 fn can_stand(tried: &Tried, hit: &Hit, look: &Look) -> bool {
     let (dist, accept) = (hit.dist as u32, tried.tier.accept());
     if dist <= CLOSE {
