@@ -19,7 +19,9 @@ pub struct Cut {
     /// `FRAME_SIDE`² gray pixels.
     pub square: Arc<[u8]>,
     pub rect: Rect,
-    /// Cut from the picture with its subtitles painted out (see [`overlay`]).
+    /// Cut from the picture with its subtitles painted out (see [`overlay`]): its hits may lie
+    /// in [`PAINTED_BAND`](super::verify::PAINTED_BAND). A corner painted out is not: each
+    /// corner is a guess, judged like the other many-guess tiers' cuts.
     pub painted: bool,
 }
 

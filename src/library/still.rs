@@ -37,6 +37,10 @@ pub const SHAPE_ACCEPT: u32 = 62;
 /// A corner-tier hit is a match at most this many bits away: as strict as the crop tier (each
 /// corner is one more guess at where a logo lies).
 pub const CORNER_ACCEPT: u32 = 62;
+/// A screen or window hit further than this stands only when it looks alike both as a whole
+/// and by blocks (see [`can_stand`]): a photo's screens are few guesses, but past the
+/// many-guess tiers' threshold one look was not enough (README, "Seventeenth round").
+const FEW_GUESSES_ONE_LOOK: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
 /// Runs of entries whose best hit is at most this many bits further than the best are
@@ -415,10 +419,10 @@ fn can_stand(tried: &Tried, hit: &Hit, look: &Look) -> bool {
     // cartoon frame by the shape tier at 62 bits, and by a screen guess at 66, looked 0.83 as
     // a whole and 0.53 by blocks). For the many-guess tiers that is any hit not close; a
     // photo's screens and a picture's windows are few guesses whose true hits land far (a
-    // phone photo), so only past the many-guess tiers' threshold.
+    // phone photo), so only past [`FEW_GUESSES_ONE_LOOK`].
     let one_look_up_to = match tried.tier {
         t if t.guesses_many() => CLOSE,
-        Tier::Screen | Tier::Window => SHAPE_ACCEPT,
+        Tier::Screen | Tier::Window => FEW_GUESSES_ONE_LOOK,
         _ => accept,
     };
     if dist > one_look_up_to && !look.alike_both_ways() {
@@ -558,8 +562,8 @@ mod tests {
         let smooth = look(0.83, 0.53);
         assert!(!can_stand(&tried(Tier::Shape), &hit(62), &smooth));
         assert!(!can_stand(&tried(Tier::Corner), &hit(50), &smooth));
-        // A screen guess: one correlation is enough up to the many-guess threshold only.
-        assert!(can_stand(&tried(Tier::Screen), &hit(SHAPE_ACCEPT as u16), &smooth));
+        // A screen guess: one correlation is enough up to FEW_GUESSES_ONE_LOOK only.
+        assert!(can_stand(&tried(Tier::Screen), &hit(FEW_GUESSES_ONE_LOOK as u16), &smooth));
         assert!(!can_stand(&tried(Tier::Screen), &hit(66), &smooth));
         assert!(can_stand(&tried(Tier::Screen), &hit(66), &look(0.89, 0.83)));
         // The whole picture is its own best guess: within its threshold, one correlation is

@@ -198,7 +198,12 @@ impl Look {
 
     /// Whether the frame looks like the query both as a whole and by blocks.
     pub fn alike_both_ways(&self) -> bool {
-        self.score.min(self.blocks) >= LOOK_ACCEPT
+        self.both_at_least(LOOK_ACCEPT)
+    }
+
+    /// Whether both correlations reach `floor`.
+    fn both_at_least(&self, floor: f32) -> bool {
+        self.score.min(self.blocks) >= floor
     }
 
     /// Whether the frame looks enough like the query to stand for a hit `dist` bits from it
@@ -211,8 +216,7 @@ impl Look {
     /// [`Self::stands_for`] for a hit of a painted-out picture: also in [`PAINTED_BAND`]
     /// beyond the band, alike at [`PAINTED_LOOK`] as a whole and by blocks.
     pub fn stands_for_painted(&self, dist: u32, accept: u32) -> bool {
-        self.stands_for(dist, accept)
-            || (dist <= accept + BAND + PAINTED_BAND && self.score.min(self.blocks) >= PAINTED_LOOK)
+        self.stands_for(dist, accept) || (dist <= accept + BAND + PAINTED_BAND && self.both_at_least(PAINTED_LOOK))
     }
 }
 
