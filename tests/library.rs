@@ -351,6 +351,38 @@ async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
     }
 }
 
+/// A shot whose top returns later over another lower part (here the frame at 1.3 s held for
+/// two seconds with its lower part mirrored): under big subtitles the tops of the two are
+/// all the upper tier sees, and the later, longer run would win; the whole picture's own hit,
+/// closer by the hash and more alike as a whole, decides for the moment itself.
+#[tokio::test]
+async fn a_covered_still_whose_top_returns_over_another_picture_is_found_at_its_own_moment() {
+    let app = TestApp::new().await;
+    let folder = tempfile::tempdir().unwrap();
+    let video = folder.path().join("returns.mp4");
+    let graph = "[0:v]split[x][y];[x]trim=0:3,setpts=PTS-STARTPTS[a];\
+        [y]trim=start=1.3:duration=0.04,setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop_duration=2,split[t][u];\
+        [u]hflip,crop=iw:ih*0.45:0:ih*0.55[low];[t][low]overlay=0:H*0.55[b];[a][b]concat=n=2:v=1[out]";
+    ffmpeg(&[
+        "-i",
+        demo_clip().to_str().unwrap(),
+        "-filter_complex",
+        graph,
+        "-map",
+        "[out]",
+        "-an",
+        video.to_str().unwrap(),
+    ]);
+    let lib = index_of(&app);
+    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    let subtitles = "drawbox=x=iw*0.18:y=ih*0.62:w=iw*0.64:h=ih*0.1:color=yellow:t=fill,\
+        drawbox=x=iw*0.22:y=ih*0.76:w=iw*0.56:h=ih*0.1:color=yellow:t=fill";
+    let still = still_through(&video, 1.3, subtitles, &folder.path().join("q.jpg"));
+    let m = lib.search_image(&still).best.expect("the covered still is found");
+    assert!(m.from - 0.5 <= 1.3 && 1.3 <= m.to + 0.5, "{m:?}");
+}
+
 /// A dark film under a broadcaster's bright box in a corner: the box moves the whole
 /// picture's hash too far, and with that corner painted out it is found.
 #[tokio::test]

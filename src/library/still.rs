@@ -47,6 +47,9 @@ const HIT_CAP: usize = 512;
 /// candidates the source decides between: two frames of an animation loop or of a shot where
 /// little moves are as close as that to a query of either.
 const VERIFY_SLACK: u32 = 10;
+/// Seconds around a decision's span whose whole-frame entries stand for it (an entry stands
+/// for the frames after it, up to the next).
+const SPAN_MARGIN: f64 = 0.5;
 /// At most this many candidate runs are looked at again (one short decode each, in parallel).
 const MAX_RUNS: usize = 4;
 /// At most this many tiers (each screen or window found counts as one) get their turn to be
@@ -224,36 +227,33 @@ impl LibraryIndex {
         let mut ranked: Vec<&Tried> = tried.iter().filter(|t| !t.hits.is_empty()).collect();
         let rank = |t: &Tried| similarity(t.hits[0].dist as u32, t.tier.accept());
         ranked.sort_by(|a, b| rank(b).total_cmp(&rank(a)));
+        let decide = |tried| decide_tier(&refs, &videos, tried, cancel);
         let mut decided = None;
+        let mut whole_failed = false;
         for tried in ranked.into_iter().take(MAX_TIERS) {
-            let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(&refs, tried, hit, video);
-            let runs = candidate_runs(&refs, &videos, tried, &tried.hits[0], &shot_of);
-            let looked = if runs.len() > 1 || tried.hits[0].dist as u32 > CLOSE {
-                look_again(&refs, &videos, tried, &runs, cancel)
-            } else {
-                Vec::new()
-            };
-            let winner = winner_of(&looked, &runs, tried);
-            let (best, shot) = match winner {
-                Some((run, l)) => {
-                    let (hit, mut shot) = runs[run];
-                    if !can_stand(tried, &hit, &l) {
-                        continue;
-                    }
-                    shot.at = l.at;
-                    shot.from = shot.from.min(l.from);
-                    shot.to = shot.to.max(l.to);
-                    (hit, shot)
-                }
-                // Not looked at (close and alone, or the file could not be read): the hash decides,
-                // within its threshold only (the band beyond needs the look).
-                None if runs[0].0.dist as u32 <= tried.tier.accept() => runs[0],
-                None => continue,
-            };
-            decided = Some((tried, best, shot, runs, looked, winner));
-            break;
+            decided = decide(tried);
+            if decided.is_some() {
+                break;
+            }
+            whole_failed |= tried.tier == Tier::Frame;
         }
-        let Some((tried, best, mut shot, runs, looked, winner)) = decided else { return none() };
+        let Some(mut decided) = decided else { return none() };
+        // The top of a picture found by the upper tier may be the top of another moment: a shot
+        // that returns with something else below, or one whose top barely moves while its
+        // lower part does. When the whole picture's own hits decide on a different moment that
+        // is closer by the hash as a whole (by more than the slack between candidates) and
+        // looks more alike as a whole with the same picture (the cover lies over both alike),
+        // that moment is the answer (README, "Eighteenth round").
+        if decided.tried.tier == Tier::Upper && !whole_failed {
+            let whole = tried.iter().find(|t| t.tier == Tier::Frame && !t.hits.is_empty());
+            if let Some(other) = whole.and_then(decide).filter(|o| !o.same_moment(&decided, &refs))
+                && other.best.dist as u32 + VERIFY_SLACK < decided.whole_distance(&refs, &other.tried.queries)
+                && other.looks_more_alike_whole(&decided, &refs, &videos, cancel)
+            {
+                decided = other;
+            }
+        }
+        let Decision { tried, best, mut shot, runs, looked, winner } = decided;
         let (tier, accept) = (tried.tier, tried.tier.accept());
         let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(&refs, tried, hit, video);
         let Some(video) = videos.get(&refs[best.segment as usize].video_id) else { return none() };
@@ -462,6 +462,110 @@ fn winner_of(looked: &[(usize, Look)], runs: &[(Hit, Shot)], tried: &Tried) -> O
     let same = |x: &&(usize, Look)| tied(x) && x.1.detail >= first.1.detail - verify::DETAIL_MARGIN;
     let longest = looked.iter().filter(same).max_by(|a, b| length(a).total_cmp(&length(b)));
     Some(longest.copied().filter(|l| length(l) > 2.0 * length(&first)).unwrap_or(first))
+}
+
+/// What one tier decided: the hit and shot of its answer, the candidate runs it weighed, the
+/// looks at them and the one that won.
+struct Decision<'t> {
+    tried: &'t Tried,
+    best: Hit,
+    shot: Shot,
+    runs: Vec<(Hit, Shot)>,
+    looked: Vec<(usize, Look)>,
+    winner: Option<(usize, Look)>,
+}
+
+impl Decision<'_> {
+    fn video_id(&self, refs: &[&Segment]) -> u32 {
+        refs[self.best.segment as usize].video_id
+    }
+
+    /// Whether two decisions answer with one moment (one video, spans that meet).
+    fn same_moment(&self, other: &Decision<'_>, refs: &[&Segment]) -> bool {
+        self.video_id(refs) == other.video_id(refs)
+            && self.shot.from <= other.shot.to
+            && other.shot.from <= self.shot.to
+    }
+
+    /// The distance from `queries` to the nearest whole-frame entry of this decision's span.
+    fn whole_distance(&self, refs: &[&Segment], queries: &[Hash]) -> u32 {
+        let seg = refs[self.best.segment as usize];
+        let within = |i: &usize| {
+            let t = seg.times()[*i] as f64 / 1000.0;
+            self.shot.from - SPAN_MARGIN <= t && t <= self.shot.to + SPAN_MARGIN
+        };
+        seg.range(Section::Frames)
+            .filter(within)
+            .flat_map(|i| queries.iter().map(move |q| hash::hamming(&seg.hash(i), q)))
+            .min()
+            .unwrap_or(256)
+    }
+
+    /// Whether this decision's frame looks more like the query than `other`'s frames do, both
+    /// looked at with the picture and over the part of the frame this decision's look used: by
+    /// more than [`verify::SAME_LOOK`]. False when this decision was not looked at or the other
+    /// file cannot be read.
+    fn looks_more_alike_whole(
+        &self,
+        other: &Decision<'_>,
+        refs: &[&Segment],
+        videos: &HashMap<u32, VideoRecord>,
+        cancel: Option<&CancellationToken>,
+    ) -> bool {
+        let Some((run, mine)) = self.winner else { return false };
+        let hit = self.runs[run].0;
+        let Some(picture) = Pooled::of(&self.tried.cuts[hit.query as usize / 2].picture(hit.query % 2 == 1)) else {
+            return false;
+        };
+        let Some(video) = videos.get(&other.video_id(refs)) else { return false };
+        let theirs = verify::look(&Candidate {
+            path: &video.path,
+            section: self.tried.tier.section(),
+            from: other.shot.from,
+            to: other.shot.to,
+            best: other.shot.at,
+            query: &picture,
+            cancel,
+        });
+        theirs.is_some_and(|t| mine.score > t.score + verify::SAME_LOOK)
+    }
+}
+
+/// One tier's answer, or `None` when it has none that can stand. The distinct runs of entries
+/// the hash found about as close as its best; when there are several, or the best is not
+/// close, the frames of each are looked at again in the source (see `verify`): the one most
+/// like the query wins, and a match that is not close must look like the query there.
+fn decide_tier<'t>(
+    refs: &[&Segment],
+    videos: &HashMap<u32, VideoRecord>,
+    tried: &'t Tried,
+    cancel: Option<&CancellationToken>,
+) -> Option<Decision<'t>> {
+    let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(refs, tried, hit, video);
+    let runs = candidate_runs(refs, videos, tried, &tried.hits[0], &shot_of);
+    let looked = if runs.len() > 1 || tried.hits[0].dist as u32 > CLOSE {
+        look_again(refs, videos, tried, &runs, cancel)
+    } else {
+        Vec::new()
+    };
+    let winner = winner_of(&looked, &runs, tried);
+    let (best, shot) = match winner {
+        Some((run, l)) => {
+            let (hit, mut shot) = runs[run];
+            if !can_stand(tried, &hit, &l) {
+                return None;
+            }
+            shot.at = l.at;
+            shot.from = shot.from.min(l.from);
+            shot.to = shot.to.max(l.to);
+            (hit, shot)
+        }
+        // Not looked at (close and alone, or the file could not be read): the hash decides,
+        // within its threshold only (the band beyond needs the look).
+        None if runs[0].0.dist as u32 <= tried.tier.accept() => runs[0],
+        None => return None,
+    };
+    Some(Decision { tried, best, shot, runs, looked, winner })
 }
 
 /// The whole shot around `hit` of one tier's scan (see [`shot_around`]).
