@@ -325,26 +325,32 @@ fn assert_found(lib: &LibraryIndex, still: &image::DynamicImage, at: f64, tier: 
     assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
 }
 
+/// The demo clip through ffmpeg's filter options `filter` (`-vf ...`, or `-filter_complex ...`
+/// with its output mapped), silent, as `name` in a folder of its own, added to `lib`: the folder
+/// and the video's path.
+fn index_demo_through(lib: &LibraryIndex, name: &str, filter: &[&str]) -> (tempfile::TempDir, PathBuf) {
+    let folder = tempfile::tempdir().unwrap();
+    let video = folder.path().join(name);
+    let demo = demo_clip();
+    let mut args = vec!["-i", demo.to_str().unwrap()];
+    args.extend_from_slice(filter);
+    args.extend(["-an", video.to_str().unwrap()]);
+    ffmpeg(&args);
+    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    (folder, video)
+}
+
 /// A film whose sides are flat and dark (the index cuts them as it cuts bars), covered below
 /// by blocks that reach across the whole width, as big subtitles and a player's controls do:
 /// the query's own rule cannot cut the sides there, so the top is judged on its own.
 #[tokio::test]
 async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
     let app = TestApp::new().await;
-    let folder = tempfile::tempdir().unwrap();
-    let video = folder.path().join("dark-sides.mp4");
-    let dark = "color=0x0a0a0a:t=fill";
-    ffmpeg(&[
-        "-i",
-        demo_clip().to_str().unwrap(),
-        "-vf",
-        &format!("drawbox=x=0:y=0:w=iw*0.13:h=ih:{dark},drawbox=x=iw*0.87:y=0:w=iw*0.13:h=ih:{dark}"),
-        "-an",
-        video.to_str().unwrap(),
-    ]);
     let lib = index_of(&app);
-    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
-    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    let dark = "color=0x0a0a0a:t=fill";
+    let sides = format!("drawbox=x=0:y=0:w=iw*0.13:h=ih:{dark},drawbox=x=iw*0.87:y=0:w=iw*0.13:h=ih:{dark}");
+    let (folder, video) = index_demo_through(lib, "dark-sides.mp4", &["-vf", &sides]);
     for at in [1.3, 3.1] {
         let still = still_at(&video, at, &folder.path().join("q.jpg"));
         assert_found(lib, &cover_with_subtitle_blocks(&still, 0.6), at, "upper");
@@ -358,24 +364,11 @@ async fn a_covered_still_of_a_film_with_dark_sides_is_found_by_its_top() {
 #[tokio::test]
 async fn a_covered_still_whose_top_returns_over_another_picture_is_found_at_its_own_moment() {
     let app = TestApp::new().await;
-    let folder = tempfile::tempdir().unwrap();
-    let video = folder.path().join("returns.mp4");
+    let lib = index_of(&app);
     let graph = "[0:v]split[x][y];[x]trim=0:3,setpts=PTS-STARTPTS[a];\
         [y]trim=start=1.3:duration=0.04,setpts=PTS-STARTPTS,tpad=stop_mode=clone:stop_duration=2,split[t][u];\
         [u]hflip,crop=iw:ih*0.45:0:ih*0.55[low];[t][low]overlay=0:H*0.55[b];[a][b]concat=n=2:v=1[out]";
-    ffmpeg(&[
-        "-i",
-        demo_clip().to_str().unwrap(),
-        "-filter_complex",
-        graph,
-        "-map",
-        "[out]",
-        "-an",
-        video.to_str().unwrap(),
-    ]);
-    let lib = index_of(&app);
-    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
-    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    let (folder, video) = index_demo_through(lib, "returns.mp4", &["-filter_complex", graph, "-map", "[out]"]);
     let subtitles = "drawbox=x=iw*0.18:y=ih*0.62:w=iw*0.64:h=ih*0.1:color=yellow:t=fill,\
         drawbox=x=iw*0.22:y=ih*0.76:w=iw*0.56:h=ih*0.1:color=yellow:t=fill";
     let still = still_through(&video, 1.3, subtitles, &folder.path().join("q.jpg"));
@@ -388,19 +381,8 @@ async fn a_covered_still_whose_top_returns_over_another_picture_is_found_at_its_
 #[tokio::test]
 async fn a_dark_film_under_a_bright_corner_logo_is_found_by_the_corner_tier() {
     let app = TestApp::new().await;
-    let folder = tempfile::tempdir().unwrap();
-    let video = folder.path().join("night.mp4");
-    ffmpeg(&[
-        "-i",
-        demo_clip().to_str().unwrap(),
-        "-vf",
-        "eq=brightness=-0.3:contrast=0.5",
-        "-an",
-        video.to_str().unwrap(),
-    ]);
     let lib = index_of(&app);
-    let report = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
-    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    let (folder, video) = index_demo_through(lib, "night.mp4", &["-vf", "eq=brightness=-0.3:contrast=0.5"]);
     let query = folder.path().join("logo.jpg");
     let logo = "drawbox=x=iw*0.05:y=ih*0.05:w=iw*0.16:h=ih*0.12:color=white@0.8:t=fill";
     for at in [1.2, 3.4] {
