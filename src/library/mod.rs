@@ -9,6 +9,7 @@
 //! - [`borders`]: finding the picture inside bars of any colour, blurred copies and players.
 //! - [`overlay`]: burned-in subtitles and corner logos painted out of a query picture.
 //! - [`screen`]: a phone photo's screen found and warped back to a rectangle.
+//! - [`refine`]: a screen found a little off its corners moved onto a candidate frame.
 //! - [`light`]: a photo's glare and noise taken off before a screen's flat edges are judged.
 //! - [`window`]: a picture inside a picture (a video in a web page, picture-in-picture).
 //! - [`store`]: `catalog.json` plus one memory-mapped segment file per video.
@@ -52,6 +53,7 @@ pub mod meta;
 pub mod overlay;
 pub mod preview;
 pub mod query;
+pub mod refine;
 pub mod scan;
 pub mod screen;
 pub mod shot;

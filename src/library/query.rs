@@ -3,12 +3,13 @@
 //! screen warped back to a rectangle) and, per tier, the rectangles of those squares that are
 //! hashed. Keeping the cut behind every query hash lets a later stage look at the picture a
 //! hit came from (see [`verify`](super::verify)), not only at its 256 bits.
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use image::{DynamicImage, GrayImage};
 
-use super::hash::{self, FrameHash, GrayView, MIN_QUALITY, Rect};
-use super::{frames, overlay, screen, window};
+use super::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY, Rect};
+use super::screen::Quad;
+use super::{frames, overlay, refine, screen, window};
 
 /// How many of a corner-painted picture's own rectangles are searched (best guess first).
 const CORNER_RECTS: usize = 3;
@@ -59,6 +60,8 @@ pub struct StillQuery<'a> {
     gray: GrayImage,
     /// Width and height of the picture as given.
     canvas: (u32, u32),
+    /// The screens a phone photo shows (see [`screen::screen_quads`]), found when first asked.
+    screens: OnceLock<Vec<Quad>>,
 }
 
 impl<'a> StillQuery<'a> {
@@ -77,7 +80,8 @@ impl<'a> StillQuery<'a> {
         let rects = hash::query_rects_with(frames::frame_view(&square), detail);
         let painted = overlay::paint_out_subtitles(&gray)
             .map(|p| (squeeze(&p), super::fingerprint::fine_detail_area(&p, side as usize)));
-        Self { image, square, painted, rects, gray, canvas: (image.width(), image.height()) }
+        let canvas = (image.width(), image.height());
+        Self { image, square, painted, rects, gray, canvas, screens: OnceLock::new() }
     }
 
     fn view(&self) -> GrayView<'_> {
@@ -134,9 +138,28 @@ impl<'a> StillQuery<'a> {
     }
 
     /// Each screen a phone photo shows, found and warped back to the frame square (see
-    /// [`screen::screen_squares`]): its cuts, as the index cuts and whole where that differs.
+    /// [`screen::screen_quads`], [`screen::warp_quads`]): its cuts, as the index cuts and whole
+    /// where that differs.
     pub fn screen_cuts(&self) -> Vec<Vec<Cut>> {
-        squares_cut(screen::screen_squares(&self.gray, frames::FRAME_SIDE))
+        squares_cut(screen::warp_quads(&self.gray, self.screens().to_vec(), frames::FRAME_SIDE))
+    }
+
+    /// The screens found, in the order of [`Self::screen_cuts`]' groups.
+    fn screens(&self) -> &[Quad] {
+        self.screens.get_or_init(|| screen::screen_quads(&self.gray, true))
+    }
+
+    /// Screen `k` (of [`Self::screen_cuts`]) with its corners moved while the picture they warp
+    /// to, cut by `rect` and mirrored when `mirrored`, hashes closer to `target` (see
+    /// [`refine`]): its cuts, as for a screen found; `None` when no move came closer.
+    pub fn refined_screen_cuts(&self, k: usize, rect: Rect, mirrored: bool, target: &Hash) -> Option<Vec<Cut>> {
+        let start = *self.screens().get(k)?;
+        let distance = |square: &[u8]| {
+            let found = hash::hash_rect(frames::frame_view(square), rect);
+            hash::hamming(if mirrored { &found.mirror } else { &found.hash }, target)
+        };
+        let (moved, _) = refine::refine_quad(&self.gray, start, frames::FRAME_SIDE, &distance);
+        (moved != start).then(|| squares_cut(screen::warp_quads(&self.gray, vec![moved], frames::FRAME_SIDE)))?.pop()
     }
 
     /// Each window the picture shows another picture in (a video in a web page, a

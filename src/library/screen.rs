@@ -528,15 +528,14 @@ pub(super) fn look_size((w, h): (u32, u32), look: u32) -> (u32, u32) {
     (((w as f32 * scale).round() as u32).max(1), ((h as f32 * scale).round() as u32).max(1))
 }
 
-/// A still photo's screens (see [`screen_quads`]), each warped to a `side`² square from a copy of
-/// the photo at most [`WARP_SIDE`] pixels a side; empty when no screen is found.
-pub(super) fn screen_squares(gray: &GrayImage, side: usize) -> Vec<Vec<u8>> {
-    warp_quads(gray, screen_quads(gray, true), side)
-}
+/// A screen's corners (top left, top right, bottom right, bottom left), in shares of the
+/// photo's sides or in pixels.
+pub(super) type Quad = [(f32, f32); 4];
 
-/// Each quadrilateral of `quads` (in shares of the photo's sides) warped to a `side`² square
-/// from one copy of the photo at most [`WARP_SIDE`] pixels a side.
-fn warp_quads(gray: &GrayImage, quads: Vec<[(f32, f32); 4]>, side: usize) -> Vec<Vec<u8>> {
+/// Each quadrilateral of `quads` (in shares of the photo's sides, as [`screen_quads`] finds a
+/// still photo's screens) warped to a `side`² square from one copy of the photo at most
+/// [`WARP_SIDE`] pixels a side.
+pub(super) fn warp_quads(gray: &GrayImage, quads: Vec<[(f32, f32); 4]>, side: usize) -> Vec<Vec<u8>> {
     if quads.is_empty() {
         return Vec::new();
     }
@@ -546,19 +545,24 @@ fn warp_quads(gray: &GrayImage, quads: Vec<[(f32, f32); 4]>, side: usize) -> Vec
 
 /// The copy of a photo its screens are warped from: at most [`WARP_SIDE`] pixels a side.
 fn warp_copy(gray: &GrayImage) -> GrayImage {
-    let (w, h) = look_size(gray.dimensions(), WARP_SIDE);
+    warp_copy_at(gray, WARP_SIDE)
+}
+
+/// A copy of a photo with at most `most` pixels a side.
+pub(super) fn warp_copy_at(gray: &GrayImage, most: u32) -> GrayImage {
+    let (w, h) = look_size(gray.dimensions(), most);
     if (w, h) == gray.dimensions() { gray.clone() } else { image::imageops::thumbnail(gray, w, h) }
 }
 
 /// The quadrilateral with corners `shares` (of the sides of `fine`) warped to a `side`² square.
-fn warp_from(fine: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
+pub(super) fn warp_from(fine: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
     let (w, h) = (fine.width() as usize, fine.height() as usize);
     let view = GrayView { width: w, height: h, pixels: fine.as_raw() };
     rectify(view, shares.map(|(x, y)| (x * w as f32, y * h as f32)), side)
 }
 
-/// The screen with corners `shares` of a photo, warped as [`screen_squares`] warps the
-/// screens it finds (for the benchmark: the true corners' picture).
+/// The screen with corners `shares` of a photo, warped as a still's screens are warped (see
+/// [`warp_quads`]; for the benchmark: the true corners' picture).
 pub(super) fn warp_shares(gray: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
     warp_from(&warp_copy(gray), shares, side)
 }

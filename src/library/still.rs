@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use super::answer::similarity;
-use super::hash::{self, FrameHash, Hash, MIN_QUALITY};
+use super::hash::{self, FrameHash, Hash, MIN_QUALITY, Rect};
 use super::query::{Cut, StillQuery, hash_cuts};
 use super::scan::{Hit, Section};
 use super::shot::{Shot, shared_with, shot_around};
@@ -171,7 +171,7 @@ impl LibraryIndex {
         // mirrored: query `q` is cut `q / 2`) and its hits.
         let mut tried: Vec<Tried> = Vec::new();
         // Scans one tier.
-        let mut search = |tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>| {
+        let search = |tried: &mut Vec<Tried>, tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>| {
             let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
             let band = tier.accept() + verify::BAND;
             let reach = band + if cuts.iter().any(|c| c.painted) { verify::PAINTED_BAND } else { 0 };
@@ -209,11 +209,37 @@ impl LibraryIndex {
             // a broadcaster's logo may cover a corner: the picture with each corner painted out.
             (Tier::Corner, &|| vec![query.corner_cuts()]),
         ];
-        if search(Tier::Frame, frame_cuts, hypotheses).is_none_or(|d| d > CLOSE) {
+        if search(&mut tried, Tier::Frame, frame_cuts, hypotheses).is_none_or(|d| d > CLOSE) {
             for (tier, groups) in fallbacks {
                 for cuts in groups() {
                     let (cuts, found) = hash_cuts(cuts, tier.drops_flat());
-                    search(tier, cuts, found);
+                    search(&mut tried, tier, cuts, found);
+                }
+            }
+            // A screen found a little off its corners warps to a picture tens of bits further
+            // from the frame than the true corners' picture. When no screen's best hit is
+            // close, each screen whose best hit is about as close as the best screen's has its
+            // corners moved toward that hit's frame, and what they warp to is searched as one
+            // more screen (see `refine`; README, "Nineteenth round"). Screens further off are
+            // left: each move of the corners is a warp and a hash.
+            let screens: Vec<&Tried> = tried.iter().filter(|t| t.tier == Tier::Screen).collect();
+            let nearest = screens.iter().filter_map(|t| t.hits.first()).map(|h| h.dist as u32).min();
+            let aims: Vec<(usize, Rect, bool, Hash)> = screens
+                .iter()
+                .enumerate()
+                .filter_map(|(k, t)| {
+                    let hit = t.hits.first().filter(|h| {
+                        let d = h.dist as u32;
+                        nearest.is_some_and(|n| n > CLOSE && d <= n + VERIFY_SLACK)
+                    })?;
+                    let target = refs[hit.segment as usize].hash(hit.entry as usize);
+                    Some((k, t.cuts[hit.query as usize / 2].rect, hit.query % 2 == 1, target))
+                })
+                .collect();
+            for (k, rect, mirrored, target) in aims {
+                if let Some(cuts) = query.refined_screen_cuts(k, rect, mirrored, &target) {
+                    let (cuts, found) = hash_cuts(cuts, Tier::Screen.drops_flat());
+                    search(&mut tried, Tier::Screen, cuts, found);
                 }
             }
         }
@@ -647,7 +673,6 @@ mod tests {
 
     use super::*;
     use crate::library::frames::FRAME_SIDE;
-    use crate::library::hash::Rect;
 
     fn tried(tier: Tier) -> Tried {
         let cut = Cut {
