@@ -46,6 +46,19 @@ impl Cut {
     }
 }
 
+/// What a found screen's corners are moved toward (see [`StillQuery::refined_screen_cuts`]):
+/// the entry its best hit found, hashed as that hit's query was.
+pub struct ScreenAim {
+    /// Which screen (of [`StillQuery::screen_cuts`]' groups).
+    pub screen: usize,
+    /// The rectangle of the square the hit's query was cut by.
+    pub rect: Rect,
+    /// Whether the hit's query was the mirrored hash.
+    pub mirrored: bool,
+    /// The hash of the entry the hit found.
+    pub target: Hash,
+}
+
 /// A still, ready to be cut into the hypotheses of every tier.
 pub struct StillQuery<'a> {
     /// The picture as given (the window tier looks at its colours).
@@ -149,17 +162,27 @@ impl<'a> StillQuery<'a> {
         self.screens.get_or_init(|| screen::screen_quads(&self.gray, true))
     }
 
-    /// Screen `k` (of [`Self::screen_cuts`]) with its corners moved while the picture they warp
-    /// to, cut by `rect` and mirrored when `mirrored`, hashes closer to `target` (see
-    /// [`refine`]): its cuts, as for a screen found; `None` when no move came closer.
-    pub fn refined_screen_cuts(&self, k: usize, rect: Rect, mirrored: bool, target: &Hash) -> Option<Vec<Cut>> {
-        let start = *self.screens().get(k)?;
-        let distance = |square: &[u8]| {
-            let found = hash::hash_rect(frames::frame_view(square), rect);
-            hash::hamming(if mirrored { &found.mirror } else { &found.hash }, target)
-        };
-        let (moved, _) = refine::refine_quad(&self.gray, start, frames::FRAME_SIDE, &distance);
-        (moved != start).then(|| squares_cut(screen::warp_quads(&self.gray, vec![moved], frames::FRAME_SIDE)))?.pop()
+    /// The screens of `aims` (see [`ScreenAim`]) with their corners moved while the picture
+    /// they warp to hashes closer to each aim's target (see [`refine`]): the cuts of each screen
+    /// some move brought closer, as for a screen found, one group each.
+    pub fn refined_screen_cuts(&self, aims: &[ScreenAim]) -> Vec<Vec<Cut>> {
+        if aims.is_empty() {
+            return Vec::new();
+        }
+        let copy = refine::try_copy(&self.gray);
+        let moved: Vec<Quad> = aims
+            .iter()
+            .filter_map(|aim| {
+                let start = *self.screens().get(aim.screen)?;
+                let distance = |square: &[u8]| {
+                    let found = hash::hash_rect(frames::frame_view(square), aim.rect);
+                    hash::hamming(if aim.mirrored { &found.mirror } else { &found.hash }, &aim.target)
+                };
+                let (moved, _) = refine::refine_quad(&copy, start, frames::FRAME_SIDE, &distance);
+                (moved != start).then_some(moved)
+            })
+            .collect();
+        squares_cut(screen::warp_quads(&self.gray, moved, frames::FRAME_SIDE))
     }
 
     /// Each window the picture shows another picture in (a video in a web page, a

@@ -28,19 +28,24 @@ const REACH: f32 = 0.1;
 /// try costs a quarter of one from the copy of 512.
 const TRY_SIDE: u32 = 256;
 
+/// The copy of a photo [`refine_quad`] tries corners on: at most [`TRY_SIDE`] pixels a side.
+/// Made once for all of a photo's screens.
+pub(super) fn try_copy(gray: &GrayImage) -> GrayImage {
+    screen::warp_copy_at(gray, TRY_SIDE)
+}
+
 /// The corners near `start` (shares of the photo's sides, as
-/// [`screen_quads`](screen::screen_quads) gives them) whose picture, warped to a `side`² square,
-/// `distance` finds closest, and that distance. Each pass tries every move of one step (a
-/// corner along either axis, a side along its normal) and keeps the best when it is closer;
-/// the corners found are `start` when no move is.
+/// [`screen_quads`](screen::screen_quads) gives them) whose picture, warped from `copy` (see
+/// [`try_copy`]) to a `side`² square, `distance` finds closest, and that distance. Each pass
+/// tries every move of one step (a corner along either axis, a side along its normal) and
+/// keeps the best when it is closer; the corners found are `start` when no move is.
 pub(super) fn refine_quad(
-    gray: &GrayImage,
+    copy: &GrayImage,
     start: Quad,
     side: usize,
     distance: &(dyn Fn(&[u8]) -> u32 + Sync),
 ) -> (Quad, u32) {
-    let copy = screen::warp_copy_at(gray, TRY_SIDE);
-    let score = |q: &Quad| distance(&screen::warp_from(&copy, *q, side));
+    let score = |q: &Quad| distance(&screen::warp_from(copy, *q, side));
     let mut best = (start, score(&start));
     for step in STEPS {
         for _ in 0..PASSES {
@@ -125,7 +130,7 @@ mod tests {
         // Found 4% outside on the left and 3% inside at the top.
         let off: Quad = [(0.06, 0.13), (0.9, 0.13), (0.9, 0.9), (0.06, 0.9)];
         let before = distance(&screen::warp_shares(&photo, off, FRAME_SIDE));
-        let (moved, after) = refine_quad(&photo, off, FRAME_SIDE, &distance);
+        let (moved, after) = refine_quad(&try_copy(&photo), off, FRAME_SIDE, &distance);
         assert!(before > 60, "the screen found off its corners hashes {before} bits away");
         // Most of the way back by the hash (100 -> 24 bits here; the true corners: 0): the side
         // found outside moves back onto the picture's edge, and no corner ends further from its
@@ -150,7 +155,7 @@ mod tests {
             ((255.0 - mean) * 100.0) as u32
         };
         let start: Quad = [(0.5, 0.2), (0.95, 0.2), (0.95, 0.8), (0.5, 0.8)];
-        let (moved, _) = refine_quad(&photo, start, FRAME_SIDE, &darkness);
+        let (moved, _) = refine_quad(&try_copy(&photo), start, FRAME_SIDE, &darkness);
         for (m, s) in moved.iter().zip(&start) {
             assert!(m.0 <= 1.0 + 1e-3 && m.0 > s.0, "{moved:?}");
             assert!(m.0 - s.0 <= REACH + 1e-3, "{moved:?}");

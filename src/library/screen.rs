@@ -535,7 +535,7 @@ pub(super) type Quad = [(f32, f32); 4];
 /// Each quadrilateral of `quads` (in shares of the photo's sides, as [`screen_quads`] finds a
 /// still photo's screens) warped to a `side`² square from one copy of the photo at most
 /// [`WARP_SIDE`] pixels a side.
-pub(super) fn warp_quads(gray: &GrayImage, quads: Vec<[(f32, f32); 4]>, side: usize) -> Vec<Vec<u8>> {
+pub(super) fn warp_quads(gray: &GrayImage, quads: Vec<Quad>, side: usize) -> Vec<Vec<u8>> {
     if quads.is_empty() {
         return Vec::new();
     }
@@ -555,7 +555,7 @@ pub(super) fn warp_copy_at(gray: &GrayImage, most: u32) -> GrayImage {
 }
 
 /// The quadrilateral with corners `shares` (of the sides of `fine`) warped to a `side`² square.
-pub(super) fn warp_from(fine: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
+pub(super) fn warp_from(fine: &GrayImage, shares: Quad, side: usize) -> Vec<u8> {
     let (w, h) = (fine.width() as usize, fine.height() as usize);
     let view = GrayView { width: w, height: h, pixels: fine.as_raw() };
     rectify(view, shares.map(|(x, y)| (x * w as f32, y * h as f32)), side)
@@ -563,7 +563,7 @@ pub(super) fn warp_from(fine: &GrayImage, shares: [(f32, f32); 4], side: usize) 
 
 /// The screen with corners `shares` of a photo, warped as a still's screens are warped (see
 /// [`warp_quads`]; for the benchmark: the true corners' picture).
-pub(super) fn warp_shares(gray: &GrayImage, shares: [(f32, f32); 4], side: usize) -> Vec<u8> {
+pub(super) fn warp_shares(gray: &GrayImage, shares: Quad, side: usize) -> Vec<u8> {
     warp_from(&warp_copy(gray), shares, side)
 }
 

@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use super::answer::similarity;
-use super::hash::{self, FrameHash, Hash, MIN_QUALITY, Rect};
-use super::query::{Cut, StillQuery, hash_cuts};
+use super::hash::{self, FrameHash, Hash, MIN_QUALITY};
+use super::query::{Cut, ScreenAim, StillQuery, hash_cuts};
 use super::scan::{Hit, Section};
 use super::shot::{Shot, shared_with, shot_around};
 use super::store::{Segment, VideoRecord};
@@ -224,23 +224,25 @@ impl LibraryIndex {
             // left: each move of the corners is a warp and a hash.
             let screens: Vec<&Tried> = tried.iter().filter(|t| t.tier == Tier::Screen).collect();
             let nearest = screens.iter().filter_map(|t| t.hits.first()).map(|h| h.dist as u32).min();
-            let aims: Vec<(usize, Rect, bool, Hash)> = screens
+            let aims: Vec<ScreenAim> = screens
                 .iter()
                 .enumerate()
-                .filter_map(|(k, t)| {
+                .filter_map(|(screen, t)| {
                     let hit = t.hits.first().filter(|h| {
                         let d = h.dist as u32;
                         nearest.is_some_and(|n| n > CLOSE && d <= n + VERIFY_SLACK)
                     })?;
-                    let target = refs[hit.segment as usize].hash(hit.entry as usize);
-                    Some((k, t.cuts[hit.query as usize / 2].rect, hit.query % 2 == 1, target))
+                    Some(ScreenAim {
+                        screen,
+                        rect: t.cuts[hit.query as usize / 2].rect,
+                        mirrored: hit.query % 2 == 1,
+                        target: refs[hit.segment as usize].hash(hit.entry as usize),
+                    })
                 })
                 .collect();
-            for (k, rect, mirrored, target) in aims {
-                if let Some(cuts) = query.refined_screen_cuts(k, rect, mirrored, &target) {
-                    let (cuts, found) = hash_cuts(cuts, Tier::Screen.drops_flat());
-                    search(&mut tried, Tier::Screen, cuts, found);
-                }
+            for cuts in query.refined_screen_cuts(&aims) {
+                let (cuts, found) = hash_cuts(cuts, Tier::Screen.drops_flat());
+                search(&mut tried, Tier::Screen, cuts, found);
             }
         }
         let none = || SearchAnswer::none("No match in the library.", total, videos.len(), started);
@@ -673,6 +675,7 @@ mod tests {
 
     use super::*;
     use crate::library::frames::FRAME_SIDE;
+    use crate::library::hash::Rect;
 
     fn tried(tier: Tier) -> Tried {
         let cut = Cut {
