@@ -108,10 +108,23 @@ pub fn active_area(img: GrayView<'_>) -> Rect {
 /// frame went through it: a dark film's flat dark edge was cut at indexing, and a query in
 /// grey bars must lose that edge too, not only its bars.
 pub fn active_area_in(img: GrayView<'_>, within: Rect) -> Rect {
+    active_area_of(img, within, within)
+}
+
+/// [`active_area`] judged on the part `within` of `frame`: lines of `within` are cut from its
+/// sides, but no further than 35% of `frame`'s side from `frame`'s side. A square whose
+/// outermost lines are left out of the judgement (see [`light`](super::light)) is still cut
+/// no deeper than the index cut the whole frame.
+pub fn active_area_of(img: GrayView<'_>, within: Rect, frame: Rect) -> Rect {
     let (w, h) = (within.width(), within.height());
     if w < 8 || h < 8 {
         return within;
     }
+    let reach = |n: usize| n * 35 / 100;
+    let max_top = (frame.y0 + reach(frame.height())).saturating_sub(within.y0).min(h);
+    let max_bottom = within.y1.saturating_sub(frame.y1 - reach(frame.height())).min(h);
+    let max_left = (frame.x0 + reach(frame.width())).saturating_sub(within.x0).min(w);
+    let max_right = within.x1.saturating_sub(frame.x1 - reach(frame.width())).min(w);
     let (ox, oy) = (within.x0, within.y0);
     let px = |x: usize, y: usize| img.pixels[(oy + y) * img.width + ox + x] as i32;
     let flat = |vals: &mut dyn Iterator<Item = i32>, reference: i32, len: usize| {
@@ -124,13 +137,12 @@ pub fn active_area_in(img: GrayView<'_>, within: Rect) -> Rect {
     };
     let top_ref = median_of((0..w).map(|x| px(x, 0)).collect());
     let bottom_ref = median_of((0..w).map(|x| px(x, h - 1)).collect());
-    let max_rows = h * 35 / 100;
     let mut y0 = 0;
-    while y0 < max_rows && flat(&mut (0..w).map(|x| px(x, y0)), top_ref, w) {
+    while y0 < max_top && flat(&mut (0..w).map(|x| px(x, y0)), top_ref, w) {
         y0 += 1;
     }
     let mut y1 = h;
-    while h - y1 < max_rows && flat(&mut (0..w).map(|x| px(x, y1 - 1)), bottom_ref, w) {
+    while h - y1 < max_bottom && flat(&mut (0..w).map(|x| px(x, y1 - 1)), bottom_ref, w) {
         y1 -= 1;
     }
     if y1 <= y0 + 8 {
@@ -139,13 +151,12 @@ pub fn active_area_in(img: GrayView<'_>, within: Rect) -> Rect {
     let rows = y1 - y0;
     let left_ref = median_of((y0..y1).map(|y| px(0, y)).collect());
     let right_ref = median_of((y0..y1).map(|y| px(w - 1, y)).collect());
-    let max_cols = w * 35 / 100;
     let mut x0 = 0;
-    while x0 < max_cols && flat(&mut (y0..y1).map(|y| px(x0, y)), left_ref, rows) {
+    while x0 < max_left && flat(&mut (y0..y1).map(|y| px(x0, y)), left_ref, rows) {
         x0 += 1;
     }
     let mut x1 = w;
-    while w - x1 < max_cols && flat(&mut (y0..y1).map(|y| px(x1 - 1, y)), right_ref, rows) {
+    while w - x1 < max_right && flat(&mut (y0..y1).map(|y| px(x1 - 1, y)), right_ref, rows) {
         x1 -= 1;
     }
     if x1 <= x0 + 8 {
@@ -536,6 +547,26 @@ pub fn crop_query_rects(img: GrayView<'_>) -> Vec<Rect> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rule_judged_inside_a_frame_cuts_no_deeper_than_the_frames_own() {
+        // A 128 square, flat white but for a textured band across rows 60..70: the index cuts
+        // the top and the bottom down to its 35% (44 rows each).
+        let px: Vec<u8> = (0..128 * 128)
+            .map(|i| if (60..70).contains(&(i / 128)) { (40 + (i * 37) % 170) as u8 } else { 240 })
+            .collect();
+        let view = GrayView { width: 128, height: 128, pixels: &px };
+        let full = Rect { x0: 0, y0: 0, x1: 128, y1: 128 };
+        assert_eq!((active_area(view).y0, active_area(view).y1), (44, 84));
+        // Judged from 5 pixels in: as if those 118 lines were the frame, 35% of them reaches 2
+        // rows further; as part of the square, it stops where the index stopped.
+        let within = Rect { x0: 5, y0: 5, x1: 123, y1: 123 };
+        let alone = active_area_in(view, within);
+        assert_eq!((alone.y0, alone.y1), (46, 82));
+        let of = active_area_of(view, within, full);
+        assert_eq!((of.y0, of.y1), (44, 84));
+        assert_eq!(active_area_of(view, full, full), active_area(view));
+    }
 
     /// A textured picture: a sum of a dozen plane waves (every DCT coefficient gets energy).
     fn pattern(w: usize, h: usize) -> Vec<u8> {
