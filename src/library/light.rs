@@ -111,43 +111,65 @@ enum Pass {
 /// `p(x + d) - ...`). The paraboloid is a sum of a function of `dx` and one of `dy`, so the
 /// pass runs along rows and then along columns.
 fn parabolic(p: &[f32], w: usize, h: usize, r: usize, pass: Pass) -> Vec<f32> {
-    let cost = |d: f32| CURVATURE * d * d / 2.0;
-    separable(p, (w, h), r, |window| match pass {
-        Pass::Erode => window.map(|(v, d)| v + cost(d)).fold(f32::MAX, f32::min),
-        Pass::Dilate => window.map(|(v, d)| v - cost(d)).fold(f32::MIN, f32::max),
+    let cost = |d: usize| CURVATURE * d as f32 * d as f32 / 2.0;
+    lines(p, (w, h), |values, out| {
+        let n = values.len();
+        out.copy_from_slice(values);
+        // Distance by distance, so that the inner loop runs along the line (the smallest or
+        // largest does not depend on the order it is taken in: the same values as pixel by
+        // pixel; both floors' rule over a 128 square took 11.0 ms that way, 4.9 ms this way).
+        for d in 1..=r.min(n - 1) {
+            let c = cost(d);
+            for at in 0..n - d {
+                // The pixels `at` and `at + d` are each other's neighbours `d` away.
+                let (ahead, behind) = (values[at + d], values[at]);
+                match pass {
+                    Pass::Erode => {
+                        out[at] = out[at].min(ahead + c);
+                        out[at + d] = out[at + d].min(behind + c);
+                    }
+                    Pass::Dilate => {
+                        out[at] = out[at].max(ahead - c);
+                        out[at + d] = out[at + d].max(behind - c);
+                    }
+                }
+            }
+        }
     })
 }
 
 /// The mean over a (2r+1)² window.
 fn box_mean(p: &[f32], w: usize, h: usize, r: usize) -> Vec<f32> {
-    separable(p, (w, h), r, |window| {
-        let (sum, n) = window.fold((0.0, 0.0), |(sum, n), (v, _)| (sum + v, n + 1.0));
-        sum / n
+    lines(p, (w, h), |values, out| {
+        let n = values.len();
+        for (at, o) in out.iter_mut().enumerate() {
+            let window = &values[at.saturating_sub(r)..=(at + r).min(n - 1)];
+            *o = window.iter().sum::<f32>() / window.len() as f32;
+        }
     })
 }
 
-/// `reduce` over each pixel's window of `r` pixels each way (clipped at the picture's sides),
-/// along rows and then along columns; the window gives each value with its distance from the
-/// pixel.
-fn separable(
-    p: &[f32],
-    (w, h): (usize, usize),
-    r: usize,
-    reduce: impl Fn(&mut dyn Iterator<Item = (f32, f32)>) -> f32,
-) -> Vec<f32> {
-    let line = |src: &[f32], along_rows: bool| {
+/// `pass` over each row and then over each column of the picture: it is given the line's
+/// values and writes the line's result. Each line is copied out first, so that a column is a
+/// slice too.
+fn lines(p: &[f32], (w, h): (usize, usize), pass: impl Fn(&[f32], &mut [f32])) -> Vec<f32> {
+    let along = |src: &[f32], rows: bool| {
+        let (count, n) = if rows { (h, w) } else { (w, h) };
+        let index = |line: usize, i: usize| if rows { line * w + i } else { i * w + line };
         let mut out = vec![0f32; src.len()];
-        for y in 0..h {
-            for x in 0..w {
-                let (at, n) = if along_rows { (x, w) } else { (y, h) };
-                let value = |i: usize| if along_rows { src[y * w + i] } else { src[i * w + x] };
-                let mut window = (at.saturating_sub(r)..=(at + r).min(n - 1)).map(|i| (value(i), i as f32 - at as f32));
-                out[y * w + x] = reduce(&mut window);
+        let (mut values, mut result) = (vec![0f32; n], vec![0f32; n]);
+        for line in 0..count {
+            for (i, v) in values.iter_mut().enumerate() {
+                *v = src[index(line, i)];
+            }
+            pass(&values, &mut result);
+            for (i, v) in result.iter().enumerate() {
+                out[index(line, i)] = *v;
             }
         }
         out
     };
-    line(&line(p, true), false)
+    along(&along(p, true), false)
 }
 
 #[cfg(test)]
