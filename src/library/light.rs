@@ -99,7 +99,8 @@ pub fn flat_areas_under_light(img: GrayView<'_>) -> Vec<Rect> {
     out
 }
 
-/// Which half of the opening a [`parabolic`] pass is.
+/// Which half of an opening (erode, then dilate) or a closing (dilate, then erode) a
+/// [`parabolic`] pass is.
 #[derive(Clone, Copy)]
 enum Pass {
     Erode,
