@@ -80,13 +80,13 @@ pub fn flat_areas_under_light(img: GrayView<'_>) -> Vec<Rect> {
     let r = (OPEN_RADIUS * w.min(h)).div_ceil(128).max(1);
     let open = |p: &[f32]| parabolic(&parabolic(p, w, h, r, Pass::Erode), w, h, r, Pass::Dilate);
     let closed = parabolic(&parabolic(&smooth, w, h, r, Pass::Dilate), w, h, r, Pass::Erode);
+    let within = Rect { x0: EDGE, y0: EDGE, x1: w - EDGE, y1: h - EDGE };
     let mut out = Vec::new();
     for (under, at) in [(open(&smooth), FLOOR), (open(&closed), MID)] {
         let floor = box_mean(&under, w, h, 2);
         let level: Vec<u8> =
             pixels.iter().zip(&floor).map(|(v, f)| (v - f + at).round().clamp(0.0, 255.0) as u8).collect();
         let level = GrayView { width: w, height: h, pixels: &level };
-        let within = Rect { x0: EDGE, y0: EDGE, x1: w - EDGE, y1: h - EDGE };
         let cut = active_area_of(level, within, full);
         Rect {
             x0: if cut.x0 < MIN_CUT { 0 } else { cut.x0 },
