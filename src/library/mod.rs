@@ -45,6 +45,7 @@ pub mod edit;
 pub mod engine;
 pub mod fingerprint;
 pub mod frames;
+pub mod glare;
 pub mod hash;
 pub mod index;
 pub mod insets;

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use image::{DynamicImage, GrayImage};
 
+use super::glare::{self, Glare};
 use super::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY, Rect};
 use super::screen::Quad;
 use super::{frames, overlay, refine, screen, window};
@@ -24,6 +25,8 @@ pub struct Cut {
     /// in [`PAINTED_BAND`](super::verify::PAINTED_BAND). A corner painted out is not: each
     /// corner is a guess, judged like the other many-guess tiers' cuts.
     pub painted: bool,
+    /// The glare taken off the square (a photographed screen's, see [`glare`]), when one was.
+    pub glare: Option<Glare>,
 }
 
 impl Cut {
@@ -57,6 +60,8 @@ pub struct ScreenAim {
     pub mirrored: bool,
     /// The hash of the entry the hit found.
     pub target: Hash,
+    /// The glare the hit's query had taken off (see [`glare`]): each try takes off the same.
+    pub glare: Option<Glare>,
 }
 
 /// A still, ready to be cut into the hypotheses of every tier.
@@ -102,7 +107,7 @@ impl<'a> StillQuery<'a> {
     }
 
     fn on_square(&self, rects: impl IntoIterator<Item = Rect>) -> Vec<Cut> {
-        rects.into_iter().map(|rect| Cut { square: self.square.clone(), rect, painted: false }).collect()
+        rects.into_iter().map(|rect| Cut { square: self.square.clone(), rect, painted: false, glare: None }).collect()
     }
 
     /// The picture's own rectangles (flat and found borders cut), then the picture with its
@@ -116,7 +121,7 @@ impl<'a> StillQuery<'a> {
             for r in hash::query_rects_with(view, *detail) {
                 r.add_to(&mut under);
             }
-            out.extend(under.into_iter().map(|rect| Cut { square: painted.clone(), rect, painted: true }));
+            out.extend(under.into_iter().map(|rect| Cut { square: painted.clone(), rect, painted: true, glare: None }));
         }
         out
     }
@@ -134,6 +139,7 @@ impl<'a> StillQuery<'a> {
                 square: square.clone(),
                 rect,
                 painted: false,
+                glare: None,
             }));
         }
         out
@@ -154,7 +160,7 @@ impl<'a> StillQuery<'a> {
     /// [`screen::screen_quads`], [`screen::warp_quads`]): its cuts, as the index cuts and whole
     /// where that differs.
     pub fn screen_cuts(&self) -> Vec<Vec<Cut>> {
-        squares_cut(screen::warp_quads(&self.gray, self.screens().to_vec(), frames::FRAME_SIDE))
+        squares_cut(with_glare_off(screen::warp_quads(&self.gray, self.screens().to_vec(), frames::FRAME_SIDE)))
     }
 
     /// The screens found, in the order of [`Self::screen_cuts`]' groups.
@@ -174,22 +180,25 @@ impl<'a> StillQuery<'a> {
             .iter()
             .filter_map(|aim| {
                 let start = *self.screens().get(aim.screen)?;
+                let spot = aim.glare.map(|g| g.spot(frames::FRAME_SIDE));
                 let distance = |square: &[u8]| {
-                    let found = hash::hash_rect(frames::frame_view(square), aim.rect);
+                    let off = spot.as_ref().map(|s| glare::take_off(square, s));
+                    let found = hash::hash_rect(frames::frame_view(off.as_deref().unwrap_or(square)), aim.rect);
                     hash::hamming(if aim.mirrored { &found.mirror } else { &found.hash }, &aim.target)
                 };
                 let (moved, _) = refine::refine_quad(&copy, start, frames::FRAME_SIDE, &distance);
                 (moved != start).then_some(moved)
             })
             .collect();
-        squares_cut(screen::warp_quads(&self.gray, moved, frames::FRAME_SIDE))
+        squares_cut(with_glare_off(screen::warp_quads(&self.gray, moved, frames::FRAME_SIDE)))
     }
 
     /// Each window the picture shows another picture in (a video in a web page, a
     /// picture-in-picture), cut out and squeezed to the frame square (see
     /// [`window::window_squares`]): its cuts, as for a screen.
     pub fn window_cuts(&self) -> Vec<Vec<Cut>> {
-        squares_cut(window::window_squares(self.image, &self.gray, frames::FRAME_SIDE))
+        let squares = window::window_squares(self.image, &self.gray, frames::FRAME_SIDE);
+        squares_cut(squares.into_iter().map(|s| vec![(s, None)]).collect())
     }
 
     /// Where a picture of each film shape would lie centred in the canvas (see
@@ -207,13 +216,30 @@ impl<'a> StillQuery<'a> {
 /// The cuts of squares found in a picture (a screen, a window), one group each: as the index
 /// cuts, whole where that differs, and as the index cuts with the photo's light taken off (see
 /// [`screen::still_square_rects`]).
-fn squares_cut(squares: Vec<Vec<u8>>) -> Vec<Vec<Cut>> {
+fn squares_cut(squares: Vec<Vec<(Vec<u8>, Option<Glare>)>>) -> Vec<Vec<Cut>> {
+    squares
+        .into_iter()
+        .map(|group| {
+            group
+                .into_iter()
+                .flat_map(|(square, glare)| {
+                    let rects = screen::still_square_rects(frames::frame_view(&square));
+                    let square: Arc<[u8]> = square.into();
+                    rects.into_iter().map(move |rect| Cut { square: square.clone(), rect, painted: false, glare })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Each square of a photographed screen, and beside it the same with its glare taken off
+/// when it shows one (see [`glare`]): the glare may be the film's own light.
+fn with_glare_off(squares: Vec<Vec<u8>>) -> Vec<Vec<(Vec<u8>, Option<Glare>)>> {
     squares
         .into_iter()
         .map(|square| {
-            let rects = screen::still_square_rects(frames::frame_view(&square));
-            let square: Arc<[u8]> = square.into();
-            rects.into_iter().map(|rect| Cut { square: square.clone(), rect, painted: false }).collect()
+            let off = glare::without_glare(&square, frames::FRAME_SIDE).map(|(s, g)| (s, Some(g)));
+            std::iter::once((square, None)).chain(off).collect()
         })
         .collect()
 }

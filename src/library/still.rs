@@ -232,11 +232,13 @@ impl LibraryIndex {
                         let d = h.dist as u32;
                         nearest.is_some_and(|n| n > CLOSE && d <= n + VERIFY_SLACK)
                     })?;
+                    let cut = &t.cuts[hit.query as usize / 2];
                     Some(ScreenAim {
                         screen,
-                        rect: t.cuts[hit.query as usize / 2].rect,
+                        rect: cut.rect,
                         mirrored: hit.query % 2 == 1,
                         target: refs[hit.segment as usize].hash(hit.entry as usize),
+                        glare: cut.glare,
                     })
                 })
                 .collect();
@@ -379,10 +381,13 @@ impl LibraryIndex {
         let gray = image.to_luma8();
         let square = super::screen::warp_shares(&gray, truth, super::frames::FRAME_SIDE);
         let near = self.entries_near(video_id, t, Section::Frames);
-        let view = super::frames::frame_view(&square);
-        let best = super::screen::still_square_rects(view)
-            .into_iter()
-            .map(|r| super::hash::hash_rect(view, r))
+        let off = super::glare::without_glare(&square, super::frames::FRAME_SIDE).map(|(s, _)| s);
+        let best = std::iter::once(&square)
+            .chain(&off)
+            .flat_map(|square| {
+                let view = super::frames::frame_view(square);
+                super::screen::still_square_rects(view).into_iter().map(move |r| super::hash::hash_rect(view, r))
+            })
             .map(|f| closest(&near, &f).0)
             .min()
             .unwrap_or(256);
@@ -682,6 +687,7 @@ mod tests {
             square: Arc::from(vec![0u8; FRAME_SIDE * FRAME_SIDE]),
             rect: Rect { x0: 0, y0: 0, x1: FRAME_SIDE, y1: FRAME_SIDE },
             painted: false,
+            glare: None,
         };
         Tried { tier, cuts: vec![cut], queries: Vec::new(), hits: Vec::new() }
     }
