@@ -167,7 +167,7 @@ pub fn without_glare(square: &[u8], side: usize) -> Option<(Vec<u8>, Glare)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     const SIDE: usize = 128;
@@ -193,6 +193,11 @@ mod tests {
     fn glare(x: usize, y: usize) -> f32 {
         Bump { cx: 0.62, cy: 0.33, size: 0.12 }.at((x as f32 + 0.5) / SIDE as f32, (y as f32 + 0.5) / SIDE as f32)
             * 70.0
+    }
+
+    /// The glare found on a cartoon photographed under a spot (for other modules' tests).
+    pub(crate) fn a_glare_on_a_cartoon() -> Glare {
+        Glare::find(&picture(|x, y| cartoon(x, y) + glare(x, y)), SIDE).expect("a glare")
     }
 
     fn mean_difference(a: &[u8], b: &[u8]) -> f32 {

@@ -452,20 +452,21 @@ fn can_stand(tried: &Tried, hit: &Hit, look: &Look) -> bool {
     // cartoon frame by the shape tier at 62 bits, and by a screen guess at 66, looked 0.83 as
     // a whole and 0.53 by blocks). For the many-guess tiers that is any hit not close; a
     // photo's screens and a picture's windows are few guesses whose true hits land far (a
-    // phone photo), so only past [`FEW_GUESSES_ONE_LOOK`].
+    // phone photo), so only past [`FEW_GUESSES_ONE_LOOK`]. A screen with a glare taken off is
+    // a guess at the light as well as the corners, and smoother than the photo: as strict as
+    // the many (README, "Twenty-first round": a repost caption's white band taken for a spot,
+    // what was left hit a flat cartoon at 62 bits, 0.68 alike as a whole, 0.12 by blocks).
+    let cut = &tried.cuts[hit.query as usize / 2];
     let one_look_up_to = match tried.tier {
         t if t.guesses_many() => CLOSE,
+        Tier::Screen | Tier::Window if cut.glare.is_some() => CLOSE,
         Tier::Screen | Tier::Window => FEW_GUESSES_ONE_LOOK,
         _ => accept,
     };
     if dist > one_look_up_to && !look.alike_both_ways() {
         return false;
     }
-    if tried.cuts[hit.query as usize / 2].painted {
-        look.stands_for_painted(dist, accept)
-    } else {
-        look.stands_for(dist, accept)
-    }
+    if cut.painted { look.stands_for_painted(dist, accept) } else { look.stands_for(dist, accept) }
 }
 
 /// The run that wins among those looked at (`looked[0]` is the hash's own choice; `runs` are
@@ -680,14 +681,19 @@ mod tests {
 
     use super::*;
     use crate::library::frames::FRAME_SIDE;
+    use crate::library::glare::Glare;
     use crate::library::hash::Rect;
 
     fn tried(tier: Tier) -> Tried {
+        tried_with(tier, None)
+    }
+
+    fn tried_with(tier: Tier, glare: Option<Glare>) -> Tried {
         let cut = Cut {
             square: Arc::from(vec![0u8; FRAME_SIDE * FRAME_SIDE]),
             rect: Rect { x0: 0, y0: 0, x1: FRAME_SIDE, y1: FRAME_SIDE },
             painted: false,
-            glare: None,
+            glare,
         };
         Tried { tier, cuts: vec![cut], queries: Vec::new(), hits: Vec::new() }
     }
@@ -704,6 +710,10 @@ mod tests {
         assert!(can_stand(&tried(Tier::Screen), &hit(FEW_GUESSES_ONE_LOOK as u16), &smooth));
         assert!(!can_stand(&tried(Tier::Screen), &hit(66), &smooth));
         assert!(can_stand(&tried(Tier::Screen), &hit(66), &look(0.89, 0.83)));
+        // A screen with a glare taken off is a guess at the light too: as strict as the many.
+        let spot = crate::library::glare::tests::a_glare_on_a_cartoon();
+        assert!(!can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(FEW_GUESSES_ONE_LOOK as u16), &smooth));
+        assert!(can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(66), &look(0.89, 0.83)));
         // The whole picture is its own best guess: within its threshold, one correlation is
         // enough.
         assert!(can_stand(&tried(Tier::Frame), &hit(66), &smooth));
