@@ -25,7 +25,9 @@ pub struct Cut {
     /// in [`PAINTED_BAND`](super::verify::PAINTED_BAND). A corner painted out is not: each
     /// corner is a guess, judged like the other many-guess tiers' cuts.
     pub painted: bool,
-    /// The glare taken off the square (a photographed screen's, see [`glare`]), when one was.
+    /// The glare taken off the square (a photographed screen's, see [`glare`]), or off the
+    /// pictures its corners were moved by (see [`StillQuery::refined_screen_cuts`]), when one
+    /// was: its hits are a guess at the light too.
     pub glare: Option<Glare>,
 }
 
@@ -176,7 +178,7 @@ impl<'a> StillQuery<'a> {
             return Vec::new();
         }
         let copy = refine::try_copy(&self.gray);
-        let moved: Vec<Quad> = aims
+        let (moved, aimed): (Vec<Quad>, Vec<Option<Glare>>) = aims
             .iter()
             .filter_map(|aim| {
                 let start = *self.screens().get(aim.screen)?;
@@ -187,10 +189,16 @@ impl<'a> StillQuery<'a> {
                     hash::hamming(if aim.mirrored { &found.mirror } else { &found.hash }, &aim.target)
                 };
                 let (moved, _) = refine::refine_quad(&copy, start, frames::FRAME_SIDE, &distance);
-                (moved != start).then_some(moved)
+                (moved != start).then_some((moved, aim.glare))
             })
-            .collect();
-        squares_cut(with_glare_off(screen::warp_quads(&self.gray, moved, frames::FRAME_SIDE)))
+            .unzip();
+        let mut groups = squares_cut(with_glare_off(screen::warp_quads(&self.gray, moved, frames::FRAME_SIDE)));
+        // Corners moved while a glare was taken off are a guess at the light too, whichever
+        // picture of them hits (see `still::can_stand`).
+        for (cuts, glare) in groups.iter_mut().zip(aimed) {
+            cuts.iter_mut().for_each(|c| c.glare = c.glare.or(glare));
+        }
+        groups
     }
 
     /// Each window the picture shows another picture in (a video in a web page, a
