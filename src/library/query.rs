@@ -160,7 +160,7 @@ impl<'a> StillQuery<'a> {
 
     /// Each screen a phone photo shows, found and warped back to the frame square (see
     /// [`screen::screen_quads`], [`screen::warp_quads`]): its cuts, as the index cuts and whole
-    /// where that differs.
+    /// where that differs, and the same of it with a glare taken off when it shows one.
     pub fn screen_cuts(&self) -> Vec<Vec<Cut>> {
         squares_cut(with_glare_off(screen::warp_quads(&self.gray, self.screens().to_vec(), frames::FRAME_SIDE)))
     }
