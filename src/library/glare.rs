@@ -22,6 +22,8 @@
 //! searched beside the first and judged like it (the same thresholds, the same look at the
 //! source); it never replaces it (README, "Twenty-first round").
 
+use super::hash;
+
 /// Side of the pooled picture the bump is fitted on (cells of 8 pixels of the 128 square): a
 /// glare spans tens of pixels, several cells.
 const POOL: usize = 16;
@@ -121,14 +123,7 @@ impl Glare {
     /// The glare on a `side`² picture of a screen, when one is high enough and explains
     /// enough of its own slopes (see the module's notes).
     pub fn find(square: &[u8], side: usize) -> Option<Glare> {
-        let cell = side / POOL;
-        let pooled: Vec<f32> = (0..POOL * POOL)
-            .map(|i| {
-                let (x0, y0) = ((i % POOL) * cell, (i / POOL) * cell);
-                let rows = (y0..y0 + cell).flat_map(|y| &square[y * side + x0..y * side + x0 + cell]);
-                rows.map(|&v| v as u32).sum::<u32>() as f32 / (cell * cell) as f32
-            })
-            .collect();
+        let pooled = hash::cell_means(square, side, side / POOL);
         let d = gradients(&pooled, POOL);
         let best_of = |bumps: Vec<Bump>| {
             bumps
@@ -222,10 +217,10 @@ pub(crate) mod tests {
         // the fit under noise finds the spot a little wide and low (0.14 of the side and 53
         // levels for 0.12 and 70), so a third of the bits it moved come back, not all.
         let hash = |p: &[u8]| {
-            let view = crate::library::hash::GrayView { width: SIDE, height: SIDE, pixels: p };
-            crate::library::hash::hash_rect(view, crate::library::hash::Rect { x0: 0, y0: 0, x1: SIDE, y1: SIDE }).hash
+            let view = hash::GrayView { width: SIDE, height: SIDE, pixels: p };
+            hash::hash_rect(view, hash::Rect { x0: 0, y0: 0, x1: SIDE, y1: SIDE }).hash
         };
-        let bits = |p: &[u8]| crate::library::hash::hamming(&hash(p), &hash(&clean));
+        let bits = |p: &[u8]| hash::hamming(&hash(p), &hash(&clean));
         assert!(bits(&taken) * 3 <= bits(&photo) * 2, "{} -> {} bits", bits(&photo), bits(&taken));
     }
 
