@@ -157,7 +157,58 @@ pub fn clean_origins(v: &str) -> Result<String, String> {
 /// CORS for keyed requests only: an origin the admin listed (`api_cors_origins`) may call
 /// the routes a key can reach, sending `Authorization`; never with credentials (cookies),
 /// so a page elsewhere can never act with someone's session.
-pub fn cors_layer(state: AppState) -> CorsLayer {
+///
+/// The layer runs only on the routes a key can reach ([`keyed_route`]); every other request
+/// (pages, the rest of the API, assets) goes straight on, without CORS's per-request header
+/// map, `Vary` and origin check: no origin may read them with CORS anyway.
+pub fn cors_layer(state: AppState) -> KeyedCorsLayer {
+    KeyedCorsLayer(keyed_cors(state))
+}
+
+/// [`cors_layer`]'s layer: CORS on the keyed routes, nothing on the others.
+#[derive(Clone)]
+pub struct KeyedCorsLayer(CorsLayer);
+
+impl<S> tower::Layer<S> for KeyedCorsLayer {
+    type Service = KeyedCors<S>;
+
+    fn layer(&self, inner: S) -> KeyedCors<S> {
+        KeyedCors { cors: self.0.clone(), inner }
+    }
+}
+
+/// The service of [`KeyedCorsLayer`].
+#[derive(Clone)]
+pub struct KeyedCors<S> {
+    cors: CorsLayer,
+    inner: S,
+}
+
+impl<S, B> tower::Service<axum::http::Request<B>> for KeyedCors<S>
+where
+    S: tower::Service<axum::http::Request<B>, Response = axum::http::Response<axum::body::Body>> + Clone,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = futures::future::Either<tower_http::cors::ResponseFuture<S::Future>, S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: axum::http::Request<B>) -> Self::Future {
+        let path = req.uri().path();
+        if !(keyed_route(&Method::GET, path) || keyed_route(&Method::POST, path)) {
+            return futures::future::Either::Right(self.inner.call(req));
+        }
+        // The inner service polled ready goes into CORS; a clone stays for the next call.
+        let clone = self.inner.clone();
+        let ready = std::mem::replace(&mut self.inner, clone);
+        futures::future::Either::Left(tower::Layer::layer(&self.cors, ready).call(req))
+    }
+}
+
+fn keyed_cors(state: AppState) -> CorsLayer {
     let allow = AllowOrigin::async_predicate(move |origin: HeaderValue, parts: &Parts| {
         let keyed_path = keyed_route(&Method::GET, parts.uri.path()) || keyed_route(&Method::POST, parts.uri.path());
         // A preflight carries no Authorization; it announces it instead.

@@ -49,11 +49,17 @@ pub fn build_router(state: AppState) -> Router {
         .layer(security_headers)
         // Inside compression: it reads the framework's (uncompressed) refusal text.
         .layer(axum::middleware::from_fn(routes::errors::api_errors))
-        .layer(CompressionLayer::new())
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(trace)
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        // Public answers kept ready: a kept one skips every layer above (request id, trace,
+        // session, CORS, CSP, cache rule, error pages), which ran when it was made. It keeps
+        // a gzipped copy too; compression, outside it, handles the other encodings.
+        .layer(routes::public_answers::PublicAnswersLayer::new(state.clone()))
+        .layer(CompressionLayer::new())
+        // Probes outside every layer: liveness must cost nothing and need nothing.
+        .merge(routes::health::router())
         .with_state(state)
 }
 
@@ -89,6 +95,20 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
     );
     let sweeper =
         crate::services::analytics::spawn_retention_sweeper(state.db.clone(), state.admission.shutdown.clone());
+    // The answer memory is read before the first identification needs it (10^6 answers take
+    // seconds); a lookup meanwhile waits for this reading rather than starting its own.
+    let warm = {
+        let (memory, db, stop) = (state.memory.clone(), state.db.clone(), state.admission.shutdown.clone());
+        tokio::spawn(async move {
+            tokio::select! {
+                res = memory.refresh(&db, true) => match res {
+                    Ok(()) => tracing::info!(entries = memory.index().count(), "answer memory read"),
+                    Err(error) => tracing::warn!(%error, "the answer memory could not be read at start"),
+                },
+                _ = stop.cancelled() => {}
+            }
+        })
+    };
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {addr} (REELFIND_ADDR): {e}"))?;
@@ -111,6 +131,7 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
             let _ = task.await;
         }
         let _ = sweeper.await;
+        let _ = warm.await;
     };
     if tokio::time::timeout(BACKGROUND_STOP, background).await.is_err() {
         tracing::warn!("background work still running {} s after the shutdown", BACKGROUND_STOP.as_secs());

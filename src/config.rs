@@ -194,6 +194,10 @@ pub struct Config {
     pub secret_key: Option<Secret>,
     /// How much media work this node takes on at once.
     pub admission: AdmissionConfig,
+    /// `REELFIND_CONTENT_CHECK_MS` (default 500, at most 60000): how often this node reads
+    /// the content version that tells it another node changed public content (see
+    /// `services::content_version`); an edit shows on every node within twice this.
+    pub content_check: std::time::Duration,
 }
 
 /// Admission control of media work, per node (see `identify::admission`).
@@ -215,6 +219,11 @@ pub struct AdmissionConfig {
     /// `REELFIND_SHUTDOWN_GRACE_SECS`: after SIGTERM, how long requests may take to finish
     /// before the process exits anyway (default 10; media work is cancelled at once).
     pub shutdown_grace: std::time::Duration,
+    /// `REELFIND_UPLOADS`: uploads this node reads at once (default 64), then 503.
+    pub uploads: usize,
+    /// `REELFIND_UPLOADS_PER_ADDRESS`: uploads one client address may be sending to this
+    /// node at once (default 4; IPv6 counted by /64), then 429.
+    pub uploads_per_address: usize,
 }
 
 impl AdmissionConfig {
@@ -228,6 +237,8 @@ impl AdmissionConfig {
             library_searches: env.parse("REELFIND_LIBRARY_SEARCHES", (cores / 2).max(1))?.max(1),
             queue_wait: std::time::Duration::from_secs(env.parse("REELFIND_MEDIA_QUEUE_WAIT_SECS", 20u64)?),
             shutdown_grace: std::time::Duration::from_secs(env.parse("REELFIND_SHUTDOWN_GRACE_SECS", 10u64)?),
+            uploads: env.parse("REELFIND_UPLOADS", 64usize)?.max(1),
+            uploads_per_address: env.parse("REELFIND_UPLOADS_PER_ADDRESS", 4usize)?.max(1),
         })
     }
 }
@@ -289,6 +300,12 @@ pub struct AccountsConfig {
     pub smtp_url: Option<Secret>,
     /// `MAIL_FROM`: sender of account mail (default `Reelfind <no-reply@{public host}>`).
     pub mail_from: String,
+    /// `SMTP_TIMEOUT_SECS` (default 15): the most one mail may take, connection to
+    /// acceptance; a mail server slower than that counts as failed.
+    pub smtp_timeout: std::time::Duration,
+    /// `SMTP_CA_FILE`: PEM certificates trusted for the mail server's TLS besides the public
+    /// roots (a private CA, or a server's own self-signed certificate).
+    pub smtp_ca_file: Option<std::path::PathBuf>,
     /// `GOOGLE_CLIENT_ID` / `GOOGLE_CLIENT_SECRET`: Google sign-in is offered when both are set.
     pub google_client_id: Option<String>,
     pub google_client_secret: Option<Secret>,
@@ -323,9 +340,15 @@ impl AccountsConfig {
                 reason: format!("not a mailbox like `Reelfind <no-reply@example.com>`: {mail_from}"),
             });
         }
+        let smtp_timeout = env.parse("SMTP_TIMEOUT_SECS", 15u64)?;
+        if smtp_timeout == 0 {
+            return Err(ConfigError { name: "SMTP_TIMEOUT_SECS", reason: "must be at least 1 second".into() });
+        }
         Ok(Self {
             smtp_url,
             mail_from,
+            smtp_timeout: std::time::Duration::from_secs(smtp_timeout),
+            smtp_ca_file: env.string("SMTP_CA_FILE").map(std::path::PathBuf::from),
             google_client_id: env.string("GOOGLE_CLIENT_ID"),
             google_client_secret: env.secret("GOOGLE_CLIENT_SECRET"),
             google_auth_url: env.url("GOOGLE_AUTH_URL", "https://accounts.google.com/o/oauth2/v2/auth")?,
@@ -447,6 +470,10 @@ pub struct LibraryConfig {
     pub demo: bool,
     /// `REELFIND_LIBRARY_DEMO_FILE`: the demo clip (default `<assets dir>/demo/big-buck-bunny.mp4`).
     pub demo_file: PathBuf,
+    /// `REELFIND_LIBRARY_INDEX`: where the frame hashes live. Unset or `local`: segment files
+    /// in the library folder; `milvus://HOST:PORT/NAME[?timeout=SECS]`: a Milvus server every
+    /// node shares (see `library::index::backend`).
+    pub index: crate::library::index::backend::Backend,
 }
 
 impl Config {
@@ -482,6 +509,7 @@ impl Config {
             dir: env.parse("REELFIND_LIBRARY_DIR", data_dir.join("library"))?,
             demo: env.flag("REELFIND_LIBRARY_DEMO", true)?,
             demo_file: env.parse("REELFIND_LIBRARY_DEMO_FILE", assets_dir.join("demo").join("big-buck-bunny.mp4"))?,
+            index: env.parse("REELFIND_LIBRARY_INDEX", Default::default())?,
         };
         let push = PushConfig::from_env(env)?;
         let secret_key = env.secret("REELFIND_SECRET_KEY");
@@ -506,6 +534,8 @@ impl Config {
         }
         let outbound_allow_private = env.flag("REELFIND_OUTBOUND_ALLOW_PRIVATE", false)?;
         let admission = AdmissionConfig::from_env(env)?;
+        let content_check =
+            std::time::Duration::from_millis(env.parse("REELFIND_CONTENT_CHECK_MS", 500u64)?.min(60_000));
         Ok(Self {
             addr,
             data_dir,
@@ -519,6 +549,7 @@ impl Config {
             outbound_allow_private,
             secret_key,
             admission,
+            content_check,
         })
     }
 

@@ -134,10 +134,16 @@ mod tests {
     }
 
     /// The race behind "Something went wrong" on the verify page: a transaction reads, another
-    /// connection commits a write, then the transaction writes. With `begin_write` the other
-    /// writer waits for the lock instead of breaking the transaction.
+    /// connection commits a write, then the transaction writes. With `begin_write` the
+    /// transaction holds the write lock from its start, so the other writer cannot commit in
+    /// between: one that will not wait is refused at once (`database is locked`), one that
+    /// waits (the busy timeout) writes after the commit. With a deferred `BEGIN` the first
+    /// writer's commit went through and the transaction's own write then failed.
     #[tokio::test]
     async fn a_write_transaction_that_reads_first_survives_a_concurrent_commit() {
+        use sea_orm::sqlx::ConnectOptions as _;
+        use sea_orm::sqlx::sqlite::SqliteConnectOptions;
+
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}?mode=rwc", dir.path().join("t.db").display());
         let db = connect(&url).await.unwrap();
@@ -146,17 +152,23 @@ mod tests {
 
         let txn = begin_write(&db).await.unwrap();
         exec(&txn, "SELECT x FROM t").await.unwrap();
+        // Another connection that does not wait for locks tries to commit a write now.
+        let mut impatient =
+            url.parse::<SqliteConnectOptions>().unwrap().busy_timeout(Duration::ZERO).connect().await.unwrap();
+        let refused = sea_orm::sqlx::query("INSERT INTO t VALUES (3)").execute(&mut impatient).await;
+        let err = refused.expect_err("no other write commits while the transaction is open");
+        assert!(err.to_string().contains("locked"), "{err}");
+        // One that waits: it writes once the transaction has committed.
         let other = db.clone();
         let writer = tokio::spawn(async move { exec(&other, "INSERT INTO t VALUES (2)").await });
-        tokio::time::sleep(Duration::from_millis(200)).await;
         exec(&txn, "DELETE FROM t WHERE x = 1").await.expect("the transaction's write");
         txn.commit().await.unwrap();
         writer.await.unwrap().expect("the other writer waited, then wrote");
-        let left = db
-            .query_one_raw(Statement::from_string(DatabaseBackend::Sqlite, "SELECT COUNT(*) AS n FROM t"))
+        let rows = db
+            .query_all_raw(Statement::from_string(DatabaseBackend::Sqlite, "SELECT x FROM t ORDER BY x"))
             .await
-            .unwrap()
             .unwrap();
-        assert_eq!(left.try_get::<i64>("", "n").unwrap(), 1);
+        let xs: Vec<i64> = rows.iter().map(|r| r.try_get::<i64>("", "x").unwrap()).collect();
+        assert_eq!(xs, [2], "the transaction's delete and the patient writer's insert, nothing else");
     }
 }

@@ -7,7 +7,7 @@ pub const NOT_AUTHENTICATED: &str = "Not authenticated";
 
 /// The stable, machine-readable `code` of an error answer. Clients branch on this, never on
 /// the human text (which may be reworded). Every variant is listed in the OpenAPI document
-/// and in the README's table; renaming one is a breaking change of the public API.
+/// and in `src/routes/README.md` (Errors); renaming one is a breaking change of the public API.
 ///
 /// The islands read it as the union type `islands/src/generated/ErrorCode.ts`, generated
 /// from this enum (`routes::island_types`), so a new code is one they must classify.
@@ -62,6 +62,7 @@ pub enum ErrorCode {
     EngineUnavailable,
     EngineBusy,
     EngineFailed,
+    LibraryUnavailable,
     DeliveryFailed,
     InternalError,
 }
@@ -113,6 +114,7 @@ impl ErrorCode {
         Self::EngineUnavailable,
         Self::EngineBusy,
         Self::EngineFailed,
+        Self::LibraryUnavailable,
         Self::DeliveryFailed,
         Self::InternalError,
     ];
@@ -163,12 +165,13 @@ impl ErrorCode {
             Self::EngineUnavailable => "engine_unavailable",
             Self::EngineBusy => "engine_busy",
             Self::EngineFailed => "engine_failed",
+            Self::LibraryUnavailable => "library_unavailable",
             Self::DeliveryFailed => "delivery_failed",
             Self::InternalError => "internal_error",
         }
     }
 
-    /// One line for the documentation (README table, `/docs/api`).
+    /// One line for the documentation (`src/routes/README.md`, `/docs/api`).
     pub fn describe(self) -> &'static str {
         match self {
             Self::InvalidRequest => "The request is malformed (a path or query parameter of the wrong type).",
@@ -219,6 +222,9 @@ impl ErrorCode {
             Self::EngineUnavailable => "No AI engine is configured for the chosen mode.",
             Self::EngineBusy => "The AI engine is rate limiting this server; try another engine or later.",
             Self::EngineFailed => "The AI engine failed or refused to answer.",
+            Self::LibraryUnavailable => {
+                "The Library's index (a Milvus server) does not answer; retry after `Retry-After` seconds."
+            }
             Self::DeliveryFailed => "A notification could not be delivered to the push service.",
             Self::InternalError => "An unexpected failure on the server (logged with the request id).",
         }

@@ -366,6 +366,41 @@ mod tests {
         assert_eq!(demuxer_for("m3u8"), None);
     }
 
+    /// How long a wait here may last before it is called a hang. These tests assert that
+    /// something happens (the group is gone, the read ends), not how fast: the sleeps they
+    /// start run for an hour, so only the kill can end them within this limit.
+    const HANG: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// Processes whose command line is exactly `cmdline` (arguments NUL-separated).
+    #[cfg(target_os = "linux")]
+    fn running(cmdline: &str) -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| c.trim_end_matches('\0') == cmdline)
+            .count()
+    }
+
+    /// [`wait_for`] for async tests: the runtime keeps running the work meanwhile.
+    #[cfg(target_os = "linux")]
+    async fn settle(what: &str, mut ok: impl FnMut() -> bool) {
+        let until = std::time::Instant::now() + HANG;
+        while !ok() {
+            assert!(std::time::Instant::now() < until, "still waiting for {what} after {HANG:?}: a hang");
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Polls `ok` until it holds; only a hang fails.
+    #[cfg(target_os = "linux")]
+    fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+        let until = std::time::Instant::now() + HANG;
+        while !ok() {
+            assert!(std::time::Instant::now() < until, "still waiting for {what} after {HANG:?}: a hang");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+
     #[cfg(target_os = "linux")]
     #[tokio::test]
     async fn limits_apply_and_cancel_kills_the_group() {
@@ -376,21 +411,19 @@ mod tests {
         // `ulimit -f` counts 512-byte blocks.
         assert_eq!(String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>(), ["7", "8"]);
 
-        // Cancelling kills the child and whatever it started.
+        // Cancelling kills the child and whatever it started: a grandchild that would
+        // otherwise sleep for an hour is gone once the work is cancelled.
+        let grandchild = "sleep\x003600.17";
         let token = CancellationToken::new();
         let mut cmd = command("sh", Limits::UPLOAD);
-        cmd.args(["-c", "sleep 31.7 & echo $!; wait"]);
+        cmd.args(["-c", "sleep 3600.17 & echo $!; wait"]);
         let t = token.clone();
         let task = tokio::spawn(async move { run(cmd, "sh", 1024, &t).await });
-        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        settle("the grandchild to start", || running(grandchild) == 1).await;
         token.cancel();
-        assert!(matches!(task.await.unwrap(), Err(RunError::Cancelled)));
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        let alive = std::fs::read_dir("/proc")
-            .unwrap()
-            .filter_map(|e| std::fs::read_to_string(e.ok()?.path().join("cmdline")).ok())
-            .any(|c| c.starts_with("sleep\x0031.7"));
-        assert!(!alive, "the grandchild was killed with its group");
+        let result = tokio::time::timeout(HANG, task).await.expect("run returns once cancelled").unwrap();
+        assert!(matches!(result, Err(RunError::Cancelled)));
+        settle("the grandchild to be killed with its group", || running(grandchild) == 0).await;
 
         // Output past the cap is refused.
         let mut cmd = command("sh", Limits::UPLOAD);
@@ -398,21 +431,31 @@ mod tests {
         assert!(matches!(run(cmd, "sh", 1000, &CancellationToken::new()).await, Err(RunError::TooMuchOutput(..))));
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn a_cancelled_pipe_ends_a_blocked_read() {
+        let child = "sleep\x003600.29";
         let token = CancellationToken::new();
         let mut cmd = command("sh", Limits::UPLOAD);
-        cmd.args(["-c", "sleep 30"]);
+        cmd.args(["-c", "sleep 3600.29"]);
         let mut pipe = Pipe::spawn(&mut cmd, Some(&token)).unwrap();
+        // Cancel once the child is at work (the reader below is then blocked, or about to be).
         let t = token.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(200));
+            wait_for("the child to start", || running(child) == 1);
             t.cancel();
         });
-        let started = std::time::Instant::now();
-        let mut buf = [0u8; 16];
-        assert_eq!(pipe.stdout.read(&mut buf).unwrap(), 0);
-        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 16];
+            let n = pipe.stdout.read(&mut buf).unwrap();
+            tx.send(()).unwrap();
+            (n, pipe)
+        });
+        rx.recv_timeout(HANG).expect("the read ends when the work is cancelled (the child sleeps for an hour)");
+        let (n, pipe) = reader.join().unwrap();
+        assert_eq!(n, 0, "end of file: the child was killed");
         assert!(pipe.finish("sleep").is_err());
+        wait_for("the child to be gone", || running(child) == 0);
     }
 }

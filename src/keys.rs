@@ -19,6 +19,8 @@ pub struct Keys {
     pub guest_cookie: [u8; 32],
     /// Signs Library preview links (library::preview).
     pub preview: [u8; 32],
+    /// Keys the digest of the network a vote came from (services::feedback).
+    pub vote_origin: [u8; 32],
 }
 
 impl std::fmt::Debug for Keys {
@@ -45,7 +47,7 @@ impl Keys {
             mac.update(label.as_bytes());
             mac.finalize().into_bytes().into()
         };
-        Self { guest_cookie: sub("guest cookie"), preview: sub("library preview") }
+        Self { guest_cookie: sub("guest cookie"), preview: sub("library preview"), vote_origin: sub("vote origin") }
     }
 }
 

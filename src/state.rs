@@ -20,6 +20,9 @@ pub struct Inner {
     /// The strict client for URLs a user chose (push endpoints): see `outbound`.
     pub outbound: crate::outbound::StrictClient,
     pub settings: SettingsStore,
+    /// This node's reading of the content version (shared by the settings and the public
+    /// answers kept ready): see `services::content_version`.
+    pub content: Arc<crate::services::content_version::Tracker>,
     pub assets: AssetManifest,
     /// Long-lived identification engines (the Library engine); cloud engines are built per request.
     pub engines: EngineRegistry,
@@ -34,6 +37,8 @@ pub struct Inner {
     pub admission: Arc<crate::identify::admission::Admission>,
     /// The offline scene index (Library engine).
     pub library: Arc<crate::library::LibraryIndex>,
+    /// This node's copy of the answer memory (`identify::memory`).
+    pub memory: Arc<crate::identify::memory::store::Memory>,
     /// The VAPID key for push notifications, loaded (or created) on first use.
     pub vapid: tokio::sync::OnceCell<crate::services::push::Vapid>,
     /// Work a request starts and does not wait for (account mail): the server lets it finish,
@@ -63,7 +68,12 @@ impl AppState {
         let keys = crate::keys::Keys::load(&config)?;
         let identify = IdentifyState::new(&keys);
         let admission = crate::identify::admission::Admission::new(&config.admission);
-        let library = Arc::new(crate::library::LibraryIndex::open_with_preview_key(&config.library.dir, keys.preview)?);
+        let library = Arc::new(crate::library::LibraryIndex::open_with_preview_key(
+            &config.library.dir,
+            keys.preview,
+            &config.library.index,
+        )?);
+        let content = crate::services::content_version::Tracker::new(config.content_check);
         let engines = EngineRegistry::default();
         engines.register(Arc::new(
             crate::library::engine::LibraryEngine::new(library.clone()).with_admission(admission.clone()),
@@ -73,7 +83,8 @@ impl AppState {
             config: Arc::new(config),
             http,
             outbound,
-            settings: SettingsStore::default(),
+            settings: SettingsStore::new(content.clone()),
+            content,
             assets,
             engines,
             mailer,
@@ -81,6 +92,7 @@ impl AppState {
             keys,
             admission,
             library,
+            memory: Arc::new(crate::identify::memory::store::Memory::new()),
             vapid: tokio::sync::OnceCell::new(),
             background: tokio_util::task::TaskTracker::new(),
         })))
@@ -103,6 +115,7 @@ impl AppState {
             config: &self.config.identify,
             engines: &self.engines,
             admission: &self.admission,
+            memory: &self.memory,
         }
     }
 

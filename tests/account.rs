@@ -323,6 +323,7 @@ async fn seed_data(app: &TestApp, user_id: i64) {
         total_ms: Set(100),
         created_at: Set(Utc::now()),
         shared: Set(true),
+        memory_id: Set(None),
     }
     .insert(&app.db)
     .await
@@ -549,6 +550,7 @@ async fn names_and_addresses_are_unique_whatever_their_case() {
     let now = Utc::now();
     let row = |username: &str, email: &str| user::ActiveModel {
         username: Set(username.into()),
+        username_key: Set(reelfind::services::users::username_key(username)),
         email: Set(email.into()),
         password_hash: Set(None),
         role: Set(user::Role::User),
@@ -614,7 +616,7 @@ async fn mailed_links_survive_the_single_use_token_migration() {
     assert!(matches!(verification::verify(&db, "reset-me").await, Err(verification::VerifyError::Invalid)));
     assert!(verification::verify(&db, "verify-me").await.unwrap().email_verified);
     assert!(matches!(verification::verify(&db, "verify-me").await, Err(verification::VerifyError::Invalid)), "used up");
-    let u = password_reset::reset(&db, "reset-me", "a-new-secret").await.unwrap();
+    let (u, _) = password_reset::reset(&db, "reset-me", "a-new-secret").await.unwrap();
     assert_eq!(u.id, ada);
     assert_eq!(password_reset_token::Entity::find().count(&db).await.unwrap(), 0);
 }

@@ -177,6 +177,8 @@ async fn existing_account_is_linked_and_a_squatter_locked_out() {
     // Someone registered vic@example.com with their own password, never verifying it.
     register(&app, "vic", "squatter1").await;
     let squatter = app.cookie("reelfind_session").unwrap();
+    // ...and made an API key with it.
+    let (_, key) = crate::api_keys::new_key(&app, "squatter's").await;
     app.clear_cookies();
     let q = begin(&app, &fake).await;
     let state = field(&q, "state").unwrap().to_owned();
@@ -193,6 +195,8 @@ async fn existing_account_is_linked_and_a_squatter_locked_out() {
         .body(axum::body::Body::empty())
         .unwrap();
     assert_eq!(app.send(req).await.status, 401);
+    // Nor does the key made with them.
+    assert_eq!(crate::api_keys::keyed(&app, &key, crate::api_keys::get("/api/history")).await.status, 401);
 }
 
 #[tokio::test]

@@ -133,7 +133,7 @@ async fn registration_mails_a_link_over_smtp_and_the_link_verifies() {
     assert_eq!(app.get("/api/user").await.json()["username"], "mia");
 }
 
-fn outbox_files(app: &TestApp) -> Vec<String> {
+pub fn outbox_files(app: &TestApp) -> Vec<String> {
     let dir = app.data_dir().join("outbox");
     let mut files: Vec<_> =
         std::fs::read_dir(&dir).map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).collect()).unwrap_or_default();

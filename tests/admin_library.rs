@@ -76,6 +76,10 @@ async fn admin_lists_and_patches_a_video_and_the_edit_survives_reindexing() {
     );
     assert!(v["audioLandmarks"].as_u64().unwrap() > 0);
     assert!(list["indexBytes"].as_u64().unwrap() > 0 && list["audioBytes"].as_u64().unwrap() > 0);
+    let backend = if crate::support::library_on_milvus().is_some() { "milvus" } else { "local" };
+    assert_eq!(list["indexBackend"], backend);
+    assert_eq!(list["indexEntries"].as_u64(), Some(app.state.library.frame_count()));
+    assert!(app.state.library.frame_count() > 0);
 
     // A partial edit: the fields named change, the others stay.
     let path = format!("/api/admin/library/{id}");
@@ -135,6 +139,9 @@ async fn the_dashboard_library_tab_lists_videos_and_its_form_saves() {
     assert_eq!(res.select_text(".admin-tabs a[aria-current=page]").as_deref(), Some("Library"));
     assert_eq!(res.count(".library-table tbody tr"), 1);
     assert!(res.select_text(".library-table tbody td").unwrap().contains("Big Buck Bunny"));
+    let backend = if crate::support::library_on_milvus().is_some() { "milvus" } else { "local" };
+    let entries = format!("index: {backend}, {} entries", app.state.library.frame_count());
+    assert!(res.text().contains(&entries), "the tab names the index: {entries}");
     let edit_link = res.select_attr(".library-table tbody a", "href").unwrap();
     assert_eq!(edit_link, format!("/admin/library?edit={id}#edit"));
 

@@ -50,6 +50,23 @@ async fn health() {
     let res = app.get("/healthz").await;
     assert_eq!(res.status, 200);
     assert_eq!(res.text(), "ok");
+    let res = app.get("/readyz").await;
+    assert_eq!(res.status, 200);
+    assert_eq!(res.header("cache-control").as_deref(), Some("no-store"));
+    let body = res.json();
+    assert_eq!(body["status"], "ready");
+    assert_eq!(body["checks"]["database"], "ok");
+    assert_eq!(body["checks"]["library"], "ok");
+
+    // Without its database the node is alive but not ready.
+    app.db.clone().close().await.unwrap();
+    let res = app.get("/healthz").await;
+    assert_eq!((res.status.as_u16(), res.text().as_str()), (200, "ok"), "liveness needs no database");
+    let res = app.get("/readyz").await;
+    assert_eq!(res.status, 503);
+    let body = res.json();
+    assert_eq!(body["status"], "unavailable");
+    assert_eq!(body["checks"]["database"], "the database does not answer");
 }
 
 /// PostgreSQL cannot store a NUL byte in text (SQLite can). Whatever route such text reaches,

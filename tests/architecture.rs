@@ -204,3 +204,231 @@ fn the_readers_see_groups_and_cycles() {
     g.entry("c").or_default().insert("a", "c.rs:1".into());
     assert_eq!(find_cycle(&g), Some(vec!["a", "b", "c", "a"]));
 }
+
+/// The Library engine's modules (`src/library/`): each file one module, named by its path
+/// below the folder (`still`, `index::entries`); `mod.rs` is the folder itself.
+fn library_files() -> BTreeMap<String, PathBuf> {
+    let root = src().join("library");
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(&root).unwrap().with_extension("");
+                let name: Vec<String> = rel.iter().map(|s| s.to_string_lossy().into_owned()).collect();
+                let name = name.join("::");
+                let name = name.strip_suffix("::mod").map(str::to_owned).unwrap_or(name);
+                out.insert(if name == "mod" { String::new() } else { name }, p);
+            }
+        }
+    }
+    out
+}
+
+/// A file's production code: comments blanked (see [`code_lines`]) and every item under
+/// `#[cfg(test)]` left out (a test may reach anything).
+fn production_lines(text: &str) -> Vec<String> {
+    let lines = code_lines(text);
+    let mut out = Vec::new();
+    let mut skipping = false;
+    let mut depth = 0i32;
+    let mut opened = false;
+    for line in lines {
+        if !skipping && line.trim() == "#[cfg(test)]" {
+            (skipping, depth, opened) = (true, 0, false);
+            continue;
+        }
+        if skipping {
+            for c in line.chars() {
+                match c {
+                    '{' => (depth, opened) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            // An item ends at its closing brace, or at a `;` when it has no body.
+            if (opened && depth == 0) || (!opened && line.trim_end().ends_with(';')) {
+                skipping = false;
+            }
+            continue;
+        }
+        out.push(line);
+    }
+    out
+}
+
+/// The paths a piece of code names from the Library's root (`crate::library::a::B`) or from
+/// `levels` modules up (`super::a::{b, c::D}`), each as its segments; groups expanded.
+fn library_paths(code: &str, levels: usize) -> Vec<(usize, Vec<String>)> {
+    fn tokens(s: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut word = String::new();
+        let mut chars = s.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+                continue;
+            }
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            match c {
+                ':' if chars.peek() == Some(&':') => {
+                    chars.next();
+                    out.push("::".into());
+                }
+                '{' | '}' | ',' => out.push(c.to_string()),
+                c if c.is_whitespace() => {}
+                _ => break,
+            }
+        }
+        if !word.is_empty() {
+            out.push(word);
+        }
+        out
+    }
+    /// Expands `a::b::{c, d::{e}}` from `at`; returns the paths and where it stopped.
+    fn expand(t: &[String], mut at: usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+        let mut path = prefix;
+        while at < t.len() {
+            match t[at].as_str() {
+                "{" => {
+                    at += 1;
+                    while at < t.len() && t[at] != "}" {
+                        at = expand(t, at, path.clone(), out);
+                        if at < t.len() && t[at] == "," {
+                            at += 1;
+                        }
+                    }
+                    return at + 1;
+                }
+                "::" => at += 1,
+                "," | "}" => break,
+                word => {
+                    path.push(word.to_owned());
+                    at += 1;
+                    if t.get(at).map(String::as_str) != Some("::") {
+                        break;
+                    }
+                }
+            }
+        }
+        out.push(path);
+        at
+    }
+    let mut found = Vec::new();
+    let bytes = code.as_bytes();
+    for prefix in ["crate::library::", "super::"] {
+        let mut from = 0;
+        while let Some(i) = code[from..].find(prefix).map(|i| i + from) {
+            from = i + prefix.len();
+            let before = code[..i].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') || (prefix == "super::" && before == Some(':')) {
+                continue; // `mysuper::`, or the second `super::` of `super::super::`
+            }
+            let mut up = if prefix == "super::" { levels } else { usize::MAX };
+            let mut rest = from;
+            while prefix == "super::" && code[rest..].starts_with("super::") {
+                up += 1;
+                rest += "super::".len();
+            }
+            let end = (rest..bytes.len()).find(|&k| bytes[k] == b';' || bytes[k] == b'(').unwrap_or(bytes.len());
+            let mut paths = Vec::new();
+            expand(&tokens(&code[rest..end]), 0, Vec::new(), &mut paths);
+            found.extend(paths.into_iter().filter(|p| !p.is_empty()).map(|p| (up, p)));
+        }
+    }
+    found
+}
+
+/// Module -> (Library module it imports -> the first line that does), production code only.
+/// A path is the module it names (the longest prefix that is a file); a name the Library's
+/// `mod.rs` re-exports (`super::LibraryIndex`) counts as the module that defines it.
+fn library_graph() -> BTreeMap<String, BTreeMap<String, String>> {
+    let files = library_files();
+    let root_text = production_lines(&std::fs::read_to_string(&files[""]).unwrap()).join("\n");
+    let mut reexported: BTreeMap<String, String> = BTreeMap::new();
+    for (_, path) in library_paths(&root_text.replace("pub use ", "pub use super::"), 1) {
+        if let [module, .., name] = path.as_slice() {
+            reexported.insert(name.clone(), module.clone());
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for (module, file) in &files {
+        if module.is_empty() {
+            continue;
+        }
+        let lines = production_lines(&std::fs::read_to_string(file).unwrap());
+        let own: Vec<&str> = module.split("::").collect();
+        let mut deps = BTreeMap::new();
+        for (up, path) in library_paths(&lines.join("\n"), 0) {
+            // `super::` from `a::b` is `a`; from `still` the Library's root.
+            let base: Vec<&str> =
+                if up == usize::MAX { Vec::new() } else { own[..own.len().saturating_sub(up + 1)].to_vec() };
+            let full: Vec<&str> = base.iter().copied().chain(path.iter().map(String::as_str)).collect();
+            let named =
+                (1..=full.len()).rev().map(|k| full[..k].join("::")).find(|m| files.contains_key(m) && !m.is_empty());
+            let target = named.or_else(|| (full.len() == 1).then(|| reexported.get(full[0]).cloned()).flatten());
+            let Some(target) = target.filter(|t| t != module) else { continue };
+            let first = path[0].as_str();
+            let at = lines.iter().position(|l| l.contains(first)).map(|n| n + 1).unwrap_or(0);
+            deps.entry(target).or_insert_with(|| format!("{}:{at}", file.strip_prefix(src()).unwrap().display()));
+        }
+        graph.insert(module.clone(), deps);
+    }
+    graph
+}
+
+#[test]
+fn the_library_modules_import_each_other_in_no_circle() {
+    let owned = library_graph();
+    assert!(owned.get("still").is_some_and(|d| d.contains_key("query")), "the reader found no imports: {owned:?}");
+    let graph: BTreeMap<&str, BTreeMap<&str, String>> = owned
+        .iter()
+        .map(|(m, deps)| (m.as_str(), deps.iter().map(|(d, at)| (d.as_str(), at.clone())).collect()))
+        .collect();
+    if let Some(cycle) = find_cycle(&graph) {
+        let steps: Vec<String> =
+            cycle.windows(2).map(|w| format!("{} -> {} (src/{})", w[0], w[1], graph[w[0]][w[1]])).collect();
+        panic!("the Library's modules import each other in a circle:\n  {}", steps.join("\n  "));
+    }
+}
+
+/// Most lines of production code (not blank, not a comment, not under `#[cfg(test)]`) a file
+/// of the Library may have: past it, a file holds a second idea that wants a name of its own.
+const MAX_LIBRARY_FILE_LINES: usize = 500;
+/// Files allowed past it, and why.
+const LARGE_LIBRARY_FILES: &[(&str, &str)] = &[(
+    "library/milvus.rs",
+    "the Milvus client, being extended by the Milvus backend's own issue while this rule landed; split there",
+)];
+
+#[test]
+fn no_library_file_holds_more_than_500_lines_of_production_code() {
+    let mut over = Vec::new();
+    for file in library_files().values() {
+        let rel = file.strip_prefix(src()).unwrap().display().to_string();
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines = production_lines(&text).iter().filter(|l| !l.trim().is_empty()).count();
+        if lines > MAX_LIBRARY_FILE_LINES && !LARGE_LIBRARY_FILES.iter().any(|(f, _)| *f == rel) {
+            over.push(format!("src/{rel}: {lines} lines"));
+        }
+    }
+    assert!(over.is_empty(), "one idea a file (STYLE 12); these hold more:\n{}", over.join("\n"));
+}
+
+#[test]
+fn the_library_readers_see_paths_groups_and_tests() {
+    let paths = library_paths("use super::{a, b::{c, d::E}};\nlet x = crate::library::f::g(1);", 0);
+    let got: Vec<(usize, String)> = paths.into_iter().map(|(u, p)| (u, p.join("::"))).collect();
+    assert_eq!(got, vec![(usize::MAX, "f::g".into()), (0, "a".into()), (0, "b::c".into()), (0, "b::d::E".into())]);
+    assert_eq!(library_paths("use super::super::hash::Rect;", 0), vec![(1, vec!["hash".into(), "Rect".into()])]);
+    let text =
+        "use super::a;\n#[cfg(test)]\nuse super::b;\nfn f() {}\n#[cfg(test)]\nmod tests {\n    use super::c;\n}\n";
+    let code = production_lines(text).join("\n");
+    assert!(code.contains("super::a") && !code.contains("super::b") && !code.contains("super::c"));
+    assert!(code.contains("fn f()"));
+}

@@ -212,8 +212,11 @@ async fn list_page_paginates_in_nines_with_a_featured_first_post() {
 async fn list_page_search_and_category_filter() {
     let app = app_with_posts(20).await;
     let res = app.get("/blog?category=Technology").await;
+    // SPEC §2: All plus the categories present on the loaded page (only Technology here).
     let chips = res.select_all_text(".filter-bar a");
-    assert_eq!(chips, ["All", "Guides", "Technology"]);
+    assert_eq!(chips, ["All", "Technology"]);
+    let mixed = app.get("/blog").await;
+    assert_eq!(mixed.select_all_text(".filter-bar a"), ["All", "Guides", "Technology"]);
     assert_eq!(res.select_text(".filter-bar a[aria-current]").as_deref(), Some("Technology"));
     assert_eq!(res.select_text(".featured-post h2").as_deref(), Some("Post 2"));
     assert_eq!(res.count(".post-card"), 8);
@@ -231,6 +234,7 @@ async fn list_page_search_and_category_filter() {
 
     let search = app.get("/blog?search=Post+17").await;
     assert_eq!(search.select_text(".featured-post h2").as_deref(), Some("Post 17"));
+    assert_eq!(search.select_all_text(".filter-bar a"), ["All", "Guides"], "Post 17 is the only one shown");
     assert_eq!(search.select_attr("input[name=search]", "value").as_deref(), Some("Post 17"));
     assert_eq!(search.select_attr("meta[name=robots]", "content").as_deref(), Some("noindex"));
 

@@ -3,7 +3,7 @@ use std::net::SocketAddr;
 
 use axum::extract::ConnectInfo;
 use serde_json::Value;
-use wiremock::matchers::{method, path};
+use wiremock::matchers::{header, method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
 use crate::identify_support::*;
@@ -129,7 +129,9 @@ async fn anthropic_gets_base64_blocks_and_a_forced_tool() {
     assert_eq!(r["title"], "Heat");
     assert_eq!(r["engine"], "anthropic");
     assert_eq!(r["detailsUnavailable"], true);
-    assert!(r["notice"].as_str().unwrap().contains("TMDB"));
+    // Visitors read a neutral sentence; the reason tells an administrator's view what to set up.
+    assert_eq!(r["notice"], "Movie details are unavailable right now. Showing what the AI engine recognised.");
+    assert_eq!(r["detailsReason"], "noCatalogKey");
     let req = &s.received_requests().await.unwrap()[0];
     assert_eq!(req.headers.get("x-api-key").unwrap(), "sk-ant");
     assert_eq!(req.headers.get("anthropic-version").unwrap(), "2023-06-01");
@@ -220,15 +222,32 @@ async fn a_429_is_retried_after_retry_after() {
 
 #[tokio::test]
 async fn ensemble_agreement_raises_confidence_and_a_failing_engine_abstains() {
-    let openai = openai_fake(&answer("The Matrix", 1999, "movie", 0.7)).await;
+    // Each fake answers only at its provider's path with its own key: a request sent
+    // elsewhere, or with another engine's key, gets a 404 and costs that engine its vote.
+    let openai = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", "Bearer a"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(chat_completion(&answer(
+            "The Matrix",
+            1999,
+            "movie",
+            0.7,
+        ))))
+        .mount(&openai)
+        .await;
     let gemini = MockServer::start().await;
     Mock::given(method("POST"))
+        .and(path("/v1beta/models/gemini-2.5-flash:generateContent"))
+        .and(header("x-goog-api-key", "b"))
         .respond_with(ResponseTemplate::new(200).set_body_json(gemini_response(&answer("Matrix", 1999, "movie", 0.7))))
         .mount(&gemini)
         .await;
     // xAI hangs past the deadline: it costs its own vote, not the request.
     let xai = MockServer::start().await;
     Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .and(header("authorization", "Bearer c"))
         .respond_with(
             ResponseTemplate::new(200)
                 .set_body_json(chat_completion(&answer("Dark City", 1998, "movie", 0.8)))
@@ -238,6 +257,8 @@ async fn ensemble_agreement_raises_confidence_and_a_failing_engine_abstains() {
         .await;
     let anthropic = MockServer::start().await;
     Mock::given(method("POST"))
+        .and(path("/v1/messages"))
+        .and(header("x-api-key", "d"))
         .respond_with(ResponseTemplate::new(529).set_body_json(
             serde_json::json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
         ))
@@ -270,6 +291,55 @@ async fn ensemble_agreement_raises_confidence_and_a_failing_engine_abstains() {
     assert_eq!(vote("xai")["agreed"], false);
     assert!(vote("xai")["error"].as_str().unwrap().contains("deadline"), "{}", vote("xai"));
     assert!(vote("anthropic")["error"].is_string(), "overloaded engine abstains");
+
+    // What each engine was sent: its own model, in its own wire format, and the same picture.
+    let one = |reqs: Vec<wiremock::Request>, who: &str| -> Value {
+        assert!(!reqs.is_empty(), "{who} was never asked");
+        serde_json::from_slice(&reqs[0].body).unwrap_or_else(|e| panic!("{who} was sent no JSON: {e}"))
+    };
+    let sent = one(openai.received_requests().await.unwrap(), "openai");
+    assert_eq!(sent["model"], "gpt-4.1-mini");
+    let openai_image = data_url_base64(&sent["messages"][1]["content"], "openai");
+    let sent = one(xai.received_requests().await.unwrap(), "xai");
+    assert_eq!(sent["model"], "grok-4.3");
+    let xai_image = data_url_base64(&sent["messages"][1]["content"], "xai");
+    let sent = one(gemini.received_requests().await.unwrap(), "gemini");
+    let parts = sent["contents"][0]["parts"].as_array().expect("gemini parts");
+    let inline = parts.iter().find(|p| p["inlineData"].is_object()).expect("gemini got the picture inline");
+    assert_eq!(inline["inlineData"]["mimeType"], "image/jpeg");
+    let gemini_image = inline["inlineData"]["data"].as_str().unwrap().to_owned();
+    let anthropic_reqs = anthropic.received_requests().await.unwrap();
+    for req in &anthropic_reqs {
+        assert_eq!(req.headers.get("anthropic-version").unwrap(), "2023-06-01");
+    }
+    let sent = one(anthropic_reqs, "anthropic");
+    assert_eq!(sent["model"], "claude-sonnet-4-6");
+    let block = &sent["messages"][0]["content"][0];
+    assert_eq!((block["type"].as_str(), block["source"]["media_type"].as_str()), (Some("image"), Some("image/jpeg")));
+    let anthropic_image = block["source"]["data"].as_str().unwrap().to_owned();
+    use base64::Engine as _;
+    let picture = |b64: &str| {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).expect("base64");
+        let img = image::load_from_memory(&bytes).expect("a picture");
+        (img.width(), img.height())
+    };
+    assert_eq!(picture(&openai_image), (640, 360));
+    for (who, img) in [("xai", &xai_image), ("gemini", &gemini_image), ("anthropic", &anthropic_image)] {
+        assert_eq!(img, &openai_image, "{who} was sent another picture than openai");
+    }
+}
+
+/// The base64 of the one `data:image/jpeg` URL among a Chat Completions message's parts.
+fn data_url_base64(parts: &Value, who: &str) -> String {
+    let urls: Vec<&str> = parts
+        .as_array()
+        .unwrap_or_else(|| panic!("{who}: no content parts"))
+        .iter()
+        .filter(|p| p["type"] == "image_url")
+        .filter_map(|p| p["image_url"]["url"].as_str())
+        .collect();
+    assert_eq!(urls.len(), 1, "{who}: one picture");
+    urls[0].strip_prefix("data:image/jpeg;base64,").unwrap_or_else(|| panic!("{who}: {}", &urls[0][..30])).to_owned()
 }
 
 #[tokio::test]
@@ -429,13 +499,20 @@ async fn a_guest_gets_one_free_identification() {
 #[tokio::test]
 async fn too_many_requests_is_429() {
     let app = app_with(env(&[("REELFIND_IDENTIFY_PER_ADDRESS_PER_MINUTE", "2".into())])).await;
-    let mut last = 0;
+    // The limit counts requests, whatever they end with: the first two are let through (and
+    // refused by the engine check, 503), the third is the limit's.
+    let mut statuses = Vec::new();
     for _ in 0..3 {
-        last = upload(&app, Upload::image(jpeg(32, 32), "auto")).await.status.as_u16();
+        statuses.push(upload(&app, Upload::image(jpeg(32, 32), "auto")).await.status.as_u16());
     }
-    assert_eq!(last, 429);
+    assert_eq!(statuses, [503, 503, 429], "exactly the first two are let through");
     let res = upload(&app, Upload::image(jpeg(32, 32), "auto")).await;
+    assert_eq!(res.status, 429);
     assert_eq!(res.json()["error"], "Too many requests. Please wait a moment before trying again.");
+    assert_eq!(res.json()["code"], "rate_limited", "{}", res.text());
+    let retry: u64 = res.header("retry-after").expect("Retry-After").parse().expect("Retry-After in seconds");
+    assert!((1..=60).contains(&retry), "the window is a minute: Retry-After {retry}");
+    assert_eq!(res.json()["retryAfter"], retry, "the body says the same: {}", res.text());
 }
 
 #[tokio::test]
@@ -471,7 +548,8 @@ async fn the_same_file_and_mode_reuses_the_stored_answer() {
     assert_eq!(first.status, 200);
     let second = upload_as_new_guest(&app, Upload::image(file.clone(), "openai"), 1).await;
     assert_eq!(second.status, 200, "{}", second.text());
-    assert_eq!(second.json()["cached"], true);
+    // Another person's answer is reused without saying so (tests/hardening.rs: what it keeps).
+    assert_eq!(second.json()["cached"], false);
     assert_eq!(second.json()["title"], "Heat");
     assert_ne!(second.json()["identificationId"], first.json()["identificationId"]);
     assert_eq!(openai.received_requests().await.unwrap().len(), 1, "the engine was paid once");

@@ -275,9 +275,12 @@ async fn stored(
         ..Default::default()
     };
     let hash = format!("{:x>64}", r.identification_id);
-    store::insert(&app.db, store::NewRow { user_id: Some(user.id), content_hash: &hash, mode: "auto", result: &r })
-        .await
-        .unwrap();
+    store::insert(
+        &app.db,
+        store::NewRow { user_id: Some(user.id), content_hash: &hash, mode: "auto", result: &r, memory_id: None },
+    )
+    .await
+    .unwrap();
 }
 
 fn titles(page: &serde_json::Value) -> Vec<String> {

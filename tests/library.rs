@@ -31,6 +31,58 @@ pub fn test_pattern_video(out: &Path) {
     ]);
 }
 
+/// Title of the second film of [`library_folder`].
+pub const SECOND_FILM: &str = "Sierpinski";
+
+/// The second film: 6 s made by ffmpeg (3 s of a scrolling Sierpinski carpet, then 3 s of
+/// triangles, in orange on black, over a beeping tone), with an `.nfo` saying it is
+/// "Sierpinski" (1916). Made once per test run, under cargo's temporary folder for tests.
+pub fn second_film() -> &'static Path {
+    static FILM: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILM.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("second-film-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let film = dir.join("sierpinski.mp4");
+        let part = dir.join("sierpinski.part.mp4");
+        ffmpeg(&[
+            "-f",
+            "lavfi",
+            "-i",
+            "sierpinski=size=480x270:rate=25:type=carpet:seed=3",
+            "-f",
+            "lavfi",
+            "-i",
+            "sierpinski=size=480x270:rate=25:type=triangle:seed=5",
+            "-f",
+            "lavfi",
+            "-i",
+            "sine=frequency=440:beep_factor=3",
+            "-filter_complex",
+            "[0:v]trim=0:3,setpts=PTS-STARTPTS[a];[1:v]trim=0:3,setpts=PTS-STARTPTS[b];\
+             [a][b]concat=n=2:v=1,format=rgb24,lutrgb=g=val*0.55:b=val*0.1[v]",
+            "-map",
+            "[v]",
+            "-map",
+            "2:a",
+            "-t",
+            "6",
+            "-pix_fmt",
+            "yuv420p",
+            "-c:a",
+            "aac",
+            "-shortest",
+            part.to_str().unwrap(),
+        ]);
+        std::fs::rename(&part, &film).unwrap();
+        std::fs::write(
+            film.with_extension("nfo"),
+            "<movie><title>Sierpinski</title><year>1916</year><plot>Carpets and triangles.</plot></movie>",
+        )
+        .unwrap();
+        film
+    })
+}
+
 /// A copy of the demo clip with its `.nfo` in a folder of the test's own.
 pub fn library_folder() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -39,12 +91,22 @@ pub fn library_folder() -> tempfile::TempDir {
     dir
 }
 
+/// [`library_folder`] with a second film beside the demo clip ([`second_film`], with its
+/// `.nfo`), so that naming the right title is a choice: the tests that check which title a
+/// picture answers index both.
+pub fn two_films_folder() -> tempfile::TempDir {
+    let dir = library_folder();
+    std::fs::copy(second_film(), dir.path().join("sierpinski.mp4")).unwrap();
+    std::fs::copy(second_film().with_extension("nfo"), dir.path().join("sierpinski.nfo")).unwrap();
+    dir
+}
+
 fn still_at(video: &Path, at: f64, out: &Path) -> image::DynamicImage {
     still_through(video, at, "null", out)
 }
 
-/// The frame at `at` through ffmpeg's filter chain `vf`, as a JPEG at `out`.
-fn still_through(video: &Path, at: f64, vf: &str, out: &Path) -> image::DynamicImage {
+/// Writes the frame at `at` through ffmpeg's filter chain `vf` as a JPEG (quality 3) at `out`.
+pub fn frame_file(video: &Path, at: f64, vf: &str, out: &Path) {
     ffmpeg(&[
         "-ss",
         &format!("{at}"),
@@ -58,6 +120,11 @@ fn still_through(video: &Path, at: f64, vf: &str, out: &Path) -> image::DynamicI
         "3",
         out.to_str().unwrap(),
     ]);
+}
+
+/// The frame at `at` through ffmpeg's filter chain `vf`, as a JPEG at `out`.
+fn still_through(video: &Path, at: f64, vf: &str, out: &Path) -> image::DynamicImage {
+    frame_file(video, at, vf, out);
     image::open(out).unwrap()
 }
 
@@ -68,12 +135,12 @@ fn index_of(app: &TestApp) -> &LibraryIndex {
 #[tokio::test]
 async fn a_frame_is_found_with_its_title_second_and_a_preview_that_works() {
     let app = TestApp::new().await;
-    let folder = library_folder();
+    let folder = two_films_folder();
     let report = index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
-    assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
+    assert_eq!((report.added, report.failed.len()), (2, 0), "{report:?}");
 
     let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 2.6, &folder.path().join("q.jpg"));
-    let answer = index_of(&app).search_image(&still);
+    let answer = index_of(&app).search_image(&still).unwrap();
     let m = answer.best.unwrap_or_else(|| panic!("no match: {:?}", answer.reason));
     assert_eq!((m.title.as_str(), m.year, m.media_type), ("Big Buck Bunny", Some(2008), "movie"));
     assert!((m.at - 2.6).abs() <= 0.5, "at {}", m.at);
@@ -82,7 +149,7 @@ async fn a_frame_is_found_with_its_title_second_and_a_preview_that_works() {
     assert_eq!(m.file, "big-buck-bunny.mp4");
 
     // The mirrored picture is the same moment.
-    let mirrored = index_of(&app).search_image(&still.fliph()).best.expect("mirrored still matches");
+    let mirrored = index_of(&app).search_image(&still.fliph()).unwrap().best.expect("mirrored still matches");
     assert!(mirrored.mirrored && (mirrored.at - 2.6).abs() <= 0.5, "{mirrored:?}");
 
     let res = app.get(&m.preview_url).await;
@@ -102,19 +169,66 @@ async fn a_frame_is_found_with_its_title_second_and_a_preview_that_works() {
     assert_eq!(res.json()["error"], "This preview link is not valid.");
 }
 
+/// Two films are indexed: a frame of each is found with its own title, second and file, by
+/// the index and through `POST /api/identify`, and a frame of neither is no answer.
+#[tokio::test]
+async fn of_two_films_each_frame_answers_its_own_title_and_a_frame_of_neither_none() {
+    let app = TestApp::new().await;
+    let folder = two_films_folder();
+    let report = index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    assert_eq!((report.added, report.failed.len()), (2, 0), "{report:?}");
+    let cases = [
+        ("big-buck-bunny.mp4", "Big Buck Bunny", 2008, 2.6),
+        ("sierpinski.mp4", SECOND_FILM, 1916, 1.4),
+        ("big-buck-bunny.mp4", "Big Buck Bunny", 2008, 4.4),
+        ("sierpinski.mp4", SECOND_FILM, 1916, 4.6),
+    ];
+    for (file, title, year, at) in cases {
+        let still = still_at(&folder.path().join(file), at, &folder.path().join("q.jpg"));
+        let answer = index_of(&app).search_image(&still).unwrap();
+        let m = answer.best.unwrap_or_else(|| panic!("{file} at {at}: no match: {:?}", answer.reason));
+        assert_eq!((m.title.as_str(), m.year, m.file.as_str()), (title, Some(year), file), "{file} at {at}");
+        assert!((m.at - at).abs() <= 0.5, "{file} at {at}: answered {}", m.at);
+    }
+    // Signed in: a guest's one free identification would not cover the pictures below.
+    assert!(app.register("viewer", "secret123").await.status.is_success());
+    let still = still_at(&folder.path().join("sierpinski.mp4"), 4.6, &folder.path().join("q.jpg"));
+    let res =
+        crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(&still), "library"))
+            .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    assert_eq!((res.json()["title"].as_str(), res.json()["year"].as_str()), (Some(SECOND_FILM), Some("1916")));
+
+    // Frames of neither film: a fractal, and ffmpeg's moving test pattern.
+    let fractal = folder.path().join("fractal.png");
+    ffmpeg(&["-f", "lavfi", "-i", "mandelbrot=size=640x360", "-frames:v", "1", fractal.to_str().unwrap()]);
+    let pattern = folder.path().join("pattern.mkv");
+    test_pattern_video(&pattern);
+    let neither = [image::open(&fractal).unwrap(), still_at(&pattern, 2.0, &folder.path().join("p.jpg"))];
+    for (i, img) in neither.iter().enumerate() {
+        let answer = index_of(&app).search_image(img).unwrap();
+        assert!(answer.best.is_none(), "picture {i} of neither film answered {:?}", answer.best);
+        let res =
+            crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(img), "library"))
+                .await;
+        assert_eq!(res.status, 404, "picture {i} of neither film: {}", res.text());
+        assert_eq!(res.json()["noMatch"], true);
+    }
+}
+
 #[tokio::test]
 async fn an_unrelated_picture_is_no_match() {
     let app = TestApp::new().await;
-    let folder = library_folder();
+    let folder = two_films_folder();
     index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     let out = folder.path().join("other.png");
     ffmpeg(&["-f", "lavfi", "-i", "mandelbrot=size=640x360", "-frames:v", "1", out.to_str().unwrap()]);
-    let answer = index_of(&app).search_image(&image::open(&out).unwrap());
+    let answer = index_of(&app).search_image(&image::open(&out).unwrap()).unwrap();
     assert!(answer.best.is_none(), "{:?}", answer.best);
     assert_eq!(answer.reason.as_deref(), Some("No match in the library."));
 
     let black = image::DynamicImage::new_rgb8(640, 360);
-    let answer = index_of(&app).search_image(&black);
+    let answer = index_of(&app).search_image(&black).unwrap();
     assert!(answer.best.is_none());
     assert!(answer.reason.unwrap().contains("too dark or too flat"));
 }
@@ -245,11 +359,11 @@ async fn a_cropped_screenshot_is_found_by_the_crop_tier() {
     // 90% of each side, from the top right corner.
     let (w, h) = (still.width(), still.height());
     let crop = still.crop_imm(w / 10, 0, w * 9 / 10, h * 9 / 10);
-    let m = index_of(&app).search_image(&crop).best.expect("the crop is found");
+    let m = index_of(&app).search_image(&crop).unwrap().best.expect("the crop is found");
     assert_eq!(m.title, "Big Buck Bunny");
     assert!((m.at - 3.1).abs() <= 1.0, "at {}", m.at);
     assert!(m.similarity >= 0.5, "{m:?}");
-    let mirrored = index_of(&app).search_image(&crop.fliph()).best.expect("the mirrored crop is found");
+    let mirrored = index_of(&app).search_image(&crop.fliph()).unwrap().best.expect("the mirrored crop is found");
     assert!(mirrored.mirrored && (mirrored.at - 3.1).abs() <= 1.0, "{mirrored:?}");
 }
 
@@ -277,7 +391,7 @@ async fn a_phone_photo_of_the_screen_in_a_room_is_found_by_the_screen_tier() {
         photo.to_str().unwrap(),
     ]);
     let photo = image::open(&photo).unwrap();
-    let m = index_of(&app).search_image(&photo).best.expect("the photo is found");
+    let m = index_of(&app).search_image(&photo).unwrap().best.expect("the photo is found");
     assert_eq!(m.title, "Big Buck Bunny");
     assert_eq!(m.tier, "screen", "{m:?}");
     assert!(m.from - 0.5 <= 3.1 && 3.1 <= m.to + 0.5, "{m:?}");
@@ -310,17 +424,17 @@ async fn a_still_whose_lower_part_is_covered_is_found_by_the_upper_tier() {
     assert!(lib.list()[0].upper_frames > 0, "the upper tier is indexed");
     let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 3.1, &folder.path().join("q.jpg"));
     let covered = cover_with_subtitle_blocks(&still, 0.6);
-    let m = lib.search_image(&covered).best.expect("the covered still is found");
+    let m = lib.search_image(&covered).unwrap().best.expect("the covered still is found");
     assert_eq!(m.title, "Big Buck Bunny");
     assert_eq!(m.tier, "upper", "{m:?}");
     assert!(m.from - 0.5 <= 3.1 && 3.1 <= m.to + 0.5, "{m:?}");
-    let mirrored = lib.search_image(&covered.fliph()).best.expect("the mirrored still is found");
+    let mirrored = lib.search_image(&covered.fliph()).unwrap().best.expect("the mirrored still is found");
     assert!(mirrored.mirrored && mirrored.from - 0.5 <= 3.1 && 3.1 <= mirrored.to + 0.5, "{mirrored:?}");
 }
 
 /// `still` is found by `tier`, its range holding `at` (within half a second).
 fn assert_found(lib: &LibraryIndex, still: &image::DynamicImage, at: f64, tier: &str) {
-    let m = lib.search_image(still).best.unwrap_or_else(|| panic!("the still at {at} s is found"));
+    let m = lib.search_image(still).unwrap().best.unwrap_or_else(|| panic!("the still at {at} s is found"));
     assert_eq!(m.tier, tier, "{m:?}");
     assert!(m.from - 0.5 <= at && at <= m.to + 0.5, "{at}: {m:?}");
 }
@@ -372,7 +486,7 @@ async fn a_covered_still_whose_top_returns_over_another_picture_is_found_at_its_
     let subtitles = "drawbox=x=iw*0.18:y=ih*0.62:w=iw*0.64:h=ih*0.1:color=yellow:t=fill,\
         drawbox=x=iw*0.22:y=ih*0.76:w=iw*0.56:h=ih*0.1:color=yellow:t=fill";
     let still = still_through(&video, 1.3, subtitles, &folder.path().join("q.jpg"));
-    let m = lib.search_image(&still).best.expect("the covered still is found");
+    let m = lib.search_image(&still).unwrap().best.expect("the covered still is found");
     assert!(m.from - 0.5 <= 1.3 && 1.3 <= m.to + 0.5, "{m:?}");
 }
 
@@ -450,7 +564,8 @@ async fn a_picture_in_a_window_over_another_picture_is_found_by_the_window_tier(
 async fn older_segment_is_searched_then_reindexed(
     older: impl FnOnce(&reelfind::library::store::VideoRecord, &[u8], usize) -> Vec<u8>,
 ) -> Vec<reelfind::library::store::VideoRecord> {
-    let app = TestApp::new().await;
+    // Segment files are the embedded index's (the Milvus pass has none).
+    let app = TestApp::with_env([("REELFIND_LIBRARY_INDEX", "local")]).await;
     let folder = library_folder();
     let lib = index_of(&app);
     lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
@@ -462,7 +577,10 @@ async fn older_segment_is_searched_then_reindexed(
     let lib = LibraryIndex::open(lib.dir()).unwrap();
     assert_eq!(lib.stale_files().len(), 1, "an older segment is not current");
     let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q.jpg"));
-    assert!(lib.search_image(&still).best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5), "still searched meanwhile");
+    assert!(
+        lib.search_image(&still).unwrap().best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5),
+        "still searched meanwhile"
+    );
 
     let again = lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     assert_eq!((again.added, again.reindexed, again.unchanged), (0, 1, 0), "{again:?}");
@@ -501,7 +619,7 @@ async fn a_segment_without_static_stretches_is_searched_until_the_next_add_reind
 
 #[tokio::test]
 async fn a_segment_of_an_older_index_format_is_reindexed_by_the_next_add() {
-    let app = TestApp::new().await;
+    let app = TestApp::with_env([("REELFIND_LIBRARY_INDEX", "local")]).await;
     let folder = library_folder();
     let lib = index_of(&app);
     lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
@@ -517,7 +635,7 @@ async fn a_segment_of_an_older_index_format_is_reindexed_by_the_next_add() {
     assert_eq!((again.added, again.reindexed, again.unchanged), (0, 1, 0), "{again:?}");
     assert!(lib.stale_files().is_empty());
     let still = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q.jpg"));
-    assert!(lib.search_image(&still).best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5));
+    assert!(lib.search_image(&still).unwrap().best.is_some_and(|m| (m.at - 1.2).abs() <= 0.5));
 }
 
 #[tokio::test]
@@ -541,7 +659,7 @@ fn jpeg_bytes(img: &image::DynamicImage) -> Vec<u8> {
 #[tokio::test]
 async fn identify_with_mode_library_answers_title_second_and_preview() {
     let app = TestApp::new().await;
-    let folder = library_folder();
+    let folder = two_films_folder();
     index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     let models = app.get("/api/models").await.json();
     assert_eq!(models["available"]["library"], true, "{models}");
@@ -564,7 +682,7 @@ async fn identify_with_mode_library_answers_title_second_and_preview() {
 #[tokio::test]
 async fn identify_with_mode_library_says_no_match_for_an_unrelated_picture() {
     let app = TestApp::new().await;
-    let folder = library_folder();
+    let folder = two_films_folder();
     index_of(&app).add_paths(&[folder.path().to_path_buf()], &mut Quiet);
     let out = folder.path().join("other.png");
     ffmpeg(&["-f", "lavfi", "-i", "mandelbrot=size=640x360", "-frames:v", "1", out.to_str().unwrap()]);
@@ -651,7 +769,7 @@ fn index_static_shot(app: &TestApp, dir: &Path, name: &str, hold: &str) -> PathB
 fn assert_spans_the_shot(app: &TestApp, video: &Path, title: &str, moments: &[f64]) {
     for &at in moments {
         let still = still_at(video, at, &video.with_extension("jpg"));
-        let m = index_of(app).search_image(&still).best.unwrap_or_else(|| panic!("no match at {at}"));
+        let m = index_of(app).search_image(&still).unwrap().best.unwrap_or_else(|| panic!("no match at {at}"));
         assert_eq!(m.title, title);
         assert!(m.from <= 2.1 && m.to >= 6.8, "a still at {at} s spans the shot 2-7 s, not {}..{}", m.from, m.to);
         assert!(m.from <= m.at && m.at <= m.to, "{m:?}");
@@ -667,7 +785,7 @@ async fn a_still_of_a_static_shot_spans_the_whole_shot() {
     let video = index_static_shot(&app, dir.path(), "Static Shot (2001).mp4", "noise=alls=6:allf=t");
     assert_spans_the_shot(&app, &video, "Static Shot", &[2.4, 4.3, 6.6]);
     // A still of the moving part is not stretched over the static shot.
-    let moving = index_of(&app).search_image(&still_at(&video, 1.0, &dir.path().join("q.jpg"))).best.unwrap();
+    let moving = index_of(&app).search_image(&still_at(&video, 1.0, &dir.path().join("q.jpg"))).unwrap().best.unwrap();
     assert!(moving.to < 2.0 && (moving.at - 1.0).abs() <= 0.5, "{moving:?}");
 }
 
@@ -714,7 +832,7 @@ async fn moments_the_hash_cannot_tell_apart_are_decided_by_the_source() {
     let report = index_of(&app).add_paths(std::slice::from_ref(&video), &mut Quiet);
     assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
     for (at, shot) in [(0.7, 0.0..2.0), (1.5, 0.0..2.0), (4.6, 4.0..6.0), (5.4, 4.0..6.0)] {
-        let m = index_of(&app).search_image(&still_at(&video, at, &dir.path().join("q.jpg"))).best.unwrap();
+        let m = index_of(&app).search_image(&still_at(&video, at, &dir.path().join("q.jpg"))).unwrap().best.unwrap();
         assert!(shot.contains(&m.at) && m.from >= shot.start - 0.2 && m.to <= shot.end + 0.2, "a still at {at}: {m:?}");
         assert!(m.looked.is_some(), "the source was looked at: {m:?}");
     }
@@ -748,7 +866,7 @@ async fn a_scene_shared_by_two_episodes_names_both_and_the_public_result_no_file
 
     // 2.6 s of the demo clip: 3.6 s into the first episode, 1.6 s into the second.
     let still = still_at(Path::new(demo), 2.6, &dir.path().join("q.jpg"));
-    let m = index_of(&app).search_image(&still).best.expect("the shared scene matches");
+    let m = index_of(&app).search_image(&still).unwrap().best.expect("the shared scene matches");
     assert_eq!(m.also_in.len(), 1, "{m:?}");
     let other = &m.also_in[0];
     let mut found: Vec<(Option<u32>, f64, f64, f64)> =

@@ -57,6 +57,10 @@ impl Server {
         panic!("{} did not start:\n{}", self.origin, self.log_text());
     }
 
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.origin)
     }

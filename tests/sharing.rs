@@ -48,6 +48,7 @@ async fn store(app: &TestApp, owner: Option<i64>) -> String {
         total_ms: Set(1234),
         created_at: Set(Utc::now()),
         shared: Set(true),
+        memory_id: Set(None),
     }
     .insert(&app.db)
     .await

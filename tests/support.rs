@@ -91,6 +91,47 @@ pub async fn fresh_db() -> TestDb {
     db
 }
 
+/// Where a test's database lives (see [`DbKind::for_races`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbKind {
+    /// SQLite in memory with its one connection: fast, but requests take turns at the
+    /// database, so a race between two of them cannot show.
+    Memory,
+    /// A SQLite file in the app's data folder, opened as production opens it
+    /// (`reelfind::db::connect`: a pool of 8, WAL, a busy timeout): requests really overlap.
+    File,
+    /// A PostgreSQL database of its own (`TEST_DATABASE_URL`).
+    Postgres,
+}
+
+impl DbKind {
+    /// What tests of parallel limits run on: in memory and on a file when the suite runs on
+    /// SQLite, PostgreSQL when it runs there.
+    pub fn for_races() -> Vec<DbKind> {
+        if pg_url().is_some() { vec![DbKind::Postgres] } else { vec![DbKind::Memory, DbKind::File] }
+    }
+}
+
+/// A fresh, migrated database of `kind` (a file goes into `dir`).
+async fn fresh_db_on(kind: DbKind, dir: &std::path::Path) -> TestDb {
+    match kind {
+        DbKind::File => {
+            let url = format!("sqlite://{}?mode=rwc", dir.join("reelfind.db").display());
+            let conn = reelfind::db::connect(&url).await.expect("sqlite file");
+            reelfind::db::migrate(&conn).await.expect("migrate");
+            TestDb { conn, _pg: None }
+        }
+        DbKind::Memory => {
+            assert!(pg_url().is_none(), "an in-memory database was asked for on a PostgreSQL run");
+            fresh_db().await
+        }
+        DbKind::Postgres => {
+            assert!(pg_url().is_some(), "PostgreSQL needs TEST_DATABASE_URL");
+            fresh_db().await
+        }
+    }
+}
+
 /// A fresh database with no tables yet (for tests of the migrations themselves).
 pub async fn empty_db() -> TestDb {
     match pg_url() {
@@ -207,16 +248,33 @@ impl TestApp {
 
     /// An app configured with these extra environment variables (base URLs of fakes, keys).
     pub async fn with_env<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
+        let kind = if pg_url().is_some() { DbKind::Postgres } else { DbKind::Memory };
+        Self::with_env_on(kind, pairs).await
+    }
+
+    /// [`TestApp::with_env`] on a database of `kind`.
+    pub async fn with_env_on<K: Into<String>, V: Into<String>>(
+        kind: DbKind,
+        pairs: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let data_dir = tempfile::tempdir().expect("temp dir");
         let mut env: Vec<(String, String)> = vec![
             ("REELFIND_DATA_DIR".into(), data_dir.path().display().to_string()),
             ("REELFIND_PUBLIC_URL".into(), ORIGIN.into()),
             ("REELFIND_ASSETS_DIR".into(), concat!(env!("CARGO_MANIFEST_DIR"), "/assets").into()),
+            // Tests write to the database directly (as another node or the CLI would) and read
+            // at once: this node reads the content version on every request, not every 500 ms.
+            ("REELFIND_CONTENT_CHECK_MS".into(), "0".into()),
         ];
         env.extend(pairs.into_iter().map(|(k, v)| (k.into(), v.into())));
+        if let Some(url) = library_on_milvus()
+            && !env.iter().any(|(k, _)| k == "REELFIND_LIBRARY_INDEX")
+        {
+            env.push(("REELFIND_LIBRARY_INDEX".into(), url));
+        }
         let config = Config::from_env(&Env::from_pairs(env)).expect("config");
-        let test_db = fresh_db().await;
+        let test_db = fresh_db_on(kind, data_dir.path()).await;
         let db = test_db.conn.clone();
         let state = AppState::new(db.clone(), config).expect("state");
         let router = reelfind::app::build_router(state.clone());
@@ -294,12 +352,94 @@ impl TestApp {
     }
 }
 
+/// What [`TestApp::at_once`] saw.
+pub struct Race {
+    /// The answers, in the order of the requests.
+    pub responses: Vec<TestResponse>,
+    /// The most requests that were inside the router at one moment.
+    pub peak: usize,
+}
+
+impl Race {
+    pub fn statuses(&self) -> Vec<u16> {
+        self.responses.iter().map(|r| r.status.as_u16()).collect()
+    }
+    /// How many answers had `status`.
+    pub fn count(&self, status: u16) -> usize {
+        self.responses.iter().filter(|r| r.status == status).count()
+    }
+}
+
+impl TestApp {
+    /// Sends every request at once: each on a task of its own, all released together, straight
+    /// to the router (the jar is not used: a request carries its own cookie, see
+    /// [`Person::sends`]; unsafe methods get our Origin). On a multi-thread runtime and a
+    /// database with a pool ([`DbKind::File`], PostgreSQL) the requests really overlap; the
+    /// answer says how many were inside the router at once.
+    pub async fn at_once(&self, reqs: Vec<Request<Body>>) -> Race {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let inside = Arc::new(AtomicUsize::new(0));
+        let peak = Arc::new(AtomicUsize::new(0));
+        let (i, p) = (inside.clone(), peak.clone());
+        let router = self.router.clone().layer(axum::middleware::from_fn(
+            move |req: Request<Body>, next: axum::middleware::Next| {
+                let (inside, peak) = (i.clone(), p.clone());
+                async move {
+                    let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                    peak.fetch_max(now, Ordering::SeqCst);
+                    let res = next.run(req).await;
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    res
+                }
+            },
+        ));
+        let start = Arc::new(tokio::sync::Barrier::new(reqs.len()));
+        let tasks: Vec<_> = reqs
+            .into_iter()
+            .map(|mut req| {
+                if !matches!(*req.method(), Method::GET | Method::HEAD) && !req.headers().contains_key(header::ORIGIN) {
+                    req.headers_mut().insert(header::ORIGIN, ORIGIN.parse().unwrap());
+                }
+                let (router, start) = (router.clone(), start.clone());
+                tokio::spawn(async move {
+                    start.wait().await;
+                    let res = router.oneshot(req).await.expect("router is infallible");
+                    let (status, headers) = (res.status(), res.headers().clone());
+                    let body = res.into_body().collect().await.expect("body").to_bytes();
+                    TestResponse { status, headers, body }
+                })
+            })
+            .collect();
+        let mut responses = Vec::new();
+        for t in tasks {
+            responses.push(t.await.expect("a request task panicked"));
+        }
+        Race { responses, peak: peak.load(Ordering::SeqCst) }
+    }
+}
+
 /// Someone with an account and a session of their own (see [`TestApp::person`]).
 #[derive(Clone, Debug)]
 pub struct Person {
     pub id: i64,
     pub username: String,
-    session: String,
+    pub session: String,
+}
+
+impl Person {
+    /// The session token of this person's browser.
+    pub fn session(&self) -> String {
+        self.session.clone()
+    }
+
+    /// `req` as sent from this person's browser (their session cookie), for
+    /// [`TestApp::at_once`].
+    pub fn sends(&self, mut req: Request<Body>) -> Request<Body> {
+        let cookie = format!("{}={}", reelfind::auth::SESSION_COOKIE, self.session);
+        req.headers_mut().insert(header::COOKIE, cookie.parse().unwrap());
+        req
+    }
 }
 
 /// What people do, as tests say it: `app.register("ada", "secret1")`, `app.admin("root")`.
@@ -351,6 +491,12 @@ impl TestApp {
         Person { id, username: username.to_owned(), session }
     }
 
+    /// The person signed in in the jar right now (after [`TestApp::admin`], say) as a [`Person`].
+    pub fn person_from_jar(&self, username: &str, id: i64) -> Person {
+        let session = self.cookie(reelfind::auth::SESSION_COOKIE).expect("a session in the jar");
+        Person { id, username: username.to_owned(), session }
+    }
+
     /// Sends `req` from `person`'s browser (their session cookie), or signed out (`None`);
     /// the jar's own session is back in place afterwards.
     pub async fn send_as(&self, person: Option<&Person>, req: Request<Body>) -> TestResponse {
@@ -372,5 +518,19 @@ impl TestApp {
     /// Sends an identification (`POST /api/identify`, multipart, as the uploader does).
     pub async fn upload(&self, upload: &crate::identify_support::Upload<'_>) -> TestResponse {
         self.send(upload.request()).await
+    }
+}
+
+/// The Library's Milvus pass: with `TEST_LIBRARY_INDEX=milvus` every [`TestApp`] keeps its
+/// Library's hashes in a collection of its own on the test run's Milvus server
+/// (`reelfind::library::milvus::testing::shared`) instead of segment files: the address a new
+/// app gets, `None` on the usual passes. CI runs the Library's tests once more this way.
+pub fn library_on_milvus() -> Option<String> {
+    use reelfind::library::milvus::testing;
+    if std::env::var("TEST_LIBRARY_INDEX").is_ok_and(|v| v == "milvus") {
+        let addr = testing::shared().expect("TEST_LIBRARY_INDEX=milvus needs Milvus: `bash .ci/setup --test`");
+        Some(format!("milvus://{addr}/{}", testing::unique_name("pass")))
+    } else {
+        None
     }
 }

@@ -6,13 +6,13 @@ use chrono::Utc;
 use reelfind::entities::{identification, testimonial};
 use reelfind::services::testimonials;
 
-use sea_orm::{ActiveModelTrait, EntityTrait, PaginatorTrait, Set};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, EntityTrait, PaginatorTrait, Set};
 use serde_json::{Value, json};
 
 use crate::admin::make_admin;
 use crate::support::{Person, TestApp, TestResponse};
 
-async fn add_identification(app: &TestApp, owner: Option<&Person>, title: &str) -> String {
+pub async fn add_identification(app: &TestApp, owner: Option<&Person>, title: &str) -> String {
     let id = reelfind::identify::store::new_id();
     identification::ActiveModel {
         id: Set(id.clone()),
@@ -30,6 +30,7 @@ async fn add_identification(app: &TestApp, owner: Option<&Person>, title: &str) 
         total_ms: Set(1200),
         created_at: Set(Utc::now()),
         shared: Set(true),
+        memory_id: Set(None),
     }
     .insert(&app.db)
     .await
@@ -143,6 +144,19 @@ async fn approved_reviews_are_shown_on_home() {
     assert_eq!(home.count("#testimonials .carousel .testimonial"), 6);
     assert_eq!(home.count("#testimonials .empty-state"), 0);
     assert_eq!(home.select_attr("#testimonials .stars", "aria-label").as_deref(), Some("Rated 4 out of 5"));
+}
+
+/// SPEC section 7: when the testimonials cannot be loaded the carousel says so in the SPEC's
+/// words; the rest of the home page still renders.
+#[tokio::test]
+async fn home_says_failed_to_fetch_testimonials_when_they_cannot_be_loaded() {
+    let app = TestApp::new().await;
+    app.db.execute_unprepared("DROP TABLE testimonials").await.unwrap();
+    let home = app.get("/").await;
+    assert_eq!(home.status, 200);
+    assert_eq!(home.select_text("#testimonials .empty-state h3").as_deref(), Some("Failed to fetch testimonials"));
+    assert_eq!(home.count("#testimonials .carousel"), 0);
+    assert_eq!(home.count("h1"), 1, "the rest of the page is there");
 }
 
 #[tokio::test]

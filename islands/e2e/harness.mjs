@@ -12,6 +12,8 @@
 //   app.dataDir                            // the temp REELFIND_DATA_DIR (mail outbox: dataDir/outbox)
 //   app.serverLog()                        // everything the server printed so far
 //   await app.cli(["user", "create", ...], "stdin text")   // runs the binary with the same env
+//   await app.signInNew(page, "ada")       // makes the account with the CLI (password
+//                                          // "secret-pass") and signs `page` in through the API
 //   const page = await app.newPage({ width: 390 })  // new context (own cookies/storage, and its
 //                                          // own client address: the server trusts X-Forwarded-For
 //                                          // here and each context sends a different one, so
@@ -209,6 +211,22 @@ export async function startApp({ env = {} } = {}) {
         p.on("close", (code) => (code === 0 ? resolve({ stdout: out, stderr: err }) : reject(new Error(`reelfind ${args.join(" ")} exited ${code}: ${err}`))));
         p.stdin.end(input);
       });
+    },
+
+    /** Makes `username` with the CLI (email `{username}@example.test`, password
+     * "secret-pass") and signs `page` in with it through `/api/login`. */
+    async signInNew(page, username) {
+      await this.cli(["user", "create", "--username", username, "--email", `${username}@example.test`], "secret-pass\n");
+      await page.goto(`${url}/`);
+      const status = await page.evaluate(async (u) => {
+        const res = await fetch("/api/login", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ username: u, password: "secret-pass" }),
+        });
+        return res.status;
+      }, username);
+      if (status !== 200) throw new Error(`signing in as ${username} answered ${status}`);
     },
 
     async stop() {

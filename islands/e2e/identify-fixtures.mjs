@@ -63,6 +63,21 @@ export async function fakeServer(handler) {
   return { url: `http://127.0.0.1:${port}`, requests, close: () => new Promise((r) => server.close(r)) };
 }
 
+/** The server's environment for an OpenAI fake and a TMDB fake (`fakeServer`s): their keys
+ * and base URLs, posters from the TMDB fake, identifications not rate-limited in a test,
+ * and no demo clip (it would make the Library engine available and recommended). */
+export function engineFakesEnv(openai, tmdb) {
+  return {
+    OPENAI_API_KEY: "test-openai-key",
+    OPENAI_BASE_URL: `${openai.url}/v1`,
+    TMDB_API_KEY: "test-tmdb-key",
+    TMDB_BASE_URL: `${tmdb.url}/3`,
+    TMDB_IMAGE_BASE_URL: `${tmdb.url}/t/p/`,
+    REELFIND_IDENTIFY_PER_MINUTE: "100",
+    REELFIND_LIBRARY_DEMO: "false",
+  };
+}
+
 export function json(res, status, body) {
   res.writeHead(status, { "content-type": "application/json" });
   res.end(JSON.stringify(body));

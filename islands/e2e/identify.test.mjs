@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { startApp } from "./harness.mjs";
-import { ensureMarks as ensureMarksAt, fakeServer, json, makeNoisePng, makePng } from "./identify-fixtures.mjs";
+import { engineFakesEnv, ensureMarks as ensureMarksAt, fakeServer, json, makeNoisePng, makePng } from "./identify-fixtures.mjs";
 
 let app;
 let openai;
@@ -138,18 +138,7 @@ before(async () => {
     return json(res, 404, { status_code: 34, status_message: "The resource you requested could not be found." });
   });
   files = await mkdtemp(path.join(os.tmpdir(), "reelfind-identify-e2e-"));
-  app = await startApp({
-    env: {
-      OPENAI_API_KEY: "test-openai-key",
-      OPENAI_BASE_URL: `${openai.url}/v1`,
-      TMDB_API_KEY: "test-tmdb-key",
-      TMDB_BASE_URL: `${tmdb.url}/3`,
-      TMDB_IMAGE_BASE_URL: `${tmdb.url}/t/p/`,
-      REELFIND_IDENTIFY_PER_MINUTE: "100",
-      // The bundled demo clip would make the Library engine available (and recommended).
-      REELFIND_LIBRARY_DEMO: "false",
-    },
-  });
+  app = await startApp({ env: engineFakesEnv(openai, tmdb) });
 });
 
 after(async () => {
@@ -200,19 +189,6 @@ async function identify(page, file) {
   await page.getByRole("button", { name: "Identify Now" }).click();
 }
 
-async function signIn(page, username) {
-  await app.cli(["user", "create", "--username", username, "--email", `${username}@example.test`], "secret-pass\n");
-  await page.goto(`${app.url}/`);
-  const status = await page.evaluate(async (u) => {
-    const res = await fetch("/api/login", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ username: u, password: "secret-pass" }),
-    });
-    return res.status;
-  }, username);
-  assert.equal(status, 200);
-}
 
 describe("identification experience", () => {
   test("a guest identifies a screenshot, reads the tabs, and the second try asks for an account", async () => {
@@ -355,7 +331,7 @@ describe("identification experience", () => {
 
   test("a signed-in user identifies, finds it in history, filters, opens it and clears history", async () => {
     const page = await newPage(1280);
-    await signIn(page, "historian");
+    await app.signInNew(page, "historian");
     await openHome(page);
     await identify(page, await screenshotFile());
     await page.getByTestId("result-view").waitFor({ timeout: 30_000 });
@@ -420,7 +396,7 @@ describe("identification experience", () => {
 
   test("a shared link opens the result", async () => {
     const owner = await newPage(1280);
-    await signIn(owner, "sharer");
+    await app.signInNew(owner, "sharer");
     await openHome(owner);
     await identify(owner, await screenshotFile());
     await owner.getByTestId("result-view").waitFor({ timeout: 30_000 });
@@ -484,7 +460,7 @@ describe("identification experience", () => {
 
   test("a signed-in user saves the result to the collection and manages it on the profile", async () => {
     const page = await newPage(1280);
-    await signIn(page, "collector");
+    await app.signInNew(page, "collector");
     await openHome(page);
     await identify(page, await screenshotFile());
     const result = page.getByTestId("result-view");
@@ -530,7 +506,7 @@ describe("identification experience", () => {
     await writeFile(big, makeNoisePng(1600, 1200));
     for (const width of [1280, 390]) {
       const page = await newPage(width);
-      await signIn(page, `uploader${width}`);
+      await app.signInNew(page, `uploader${width}`);
       await openHome(page);
       await page.locator(".id-file-input").setInputFiles(big);
       await page.locator(".id-preview-img").waitFor();

@@ -48,9 +48,11 @@ describe("islands runtime", () => {
     assert.ok(!ours.some((u) => /\/(mount|Demo)-/.test(u)), ours.join(" "));
     let bytes = 0;
     for (const u of ours) bytes += (await (await fetch(app.url + u)).arrayBuffer()).byteLength;
-    // The runtime (about 16 KB) and the installable-app module (about 5 KB: service worker
-    // registration and status; the cards and the push code load only when needed).
-    assert.ok(bytes < 24 * 1024, `plain page loads ${bytes} bytes of script`);
+    // The runtime with its shared chunks (about 21 KB: header, toasts with their top-layer
+    // placement, footer entrance, the tooltips' loader) and the installable-app module (about
+    // 5 KB: service worker registration and status; the cards and the push code load only
+    // when needed). Issue 42 took it from 24.2 to 27.5 KB (uncompressed; 12.3 KB gzip file by file).
+    assert.ok(bytes < 28 * 1024, `plain page loads ${bytes} bytes of script`);
     // The browser reports the page's own 404 status; nothing else may fail.
     app.assertNoConsoleErrors(page, { allow: [/status of 404 .*\/no-islands-here\)$/] });
   });

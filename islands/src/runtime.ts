@@ -22,6 +22,7 @@
  */
 import { enhanceHeader } from "./header/header";
 import { islands } from "./islands/index";
+import { animateFooterOnce } from "./lib/footer";
 import { installGlobalErrorLog, logError, logWarning, setLogUser } from "./lib/log";
 import { mountOfflineBanner } from "./lib/offline";
 import { trackPageView } from "./lib/pageview";
@@ -193,10 +194,25 @@ export function mountIslands(root: ParentNode = document): void {
   }
 }
 
+/** Tooltips (lib/tooltip.ts) are fetched when a pointer or the keyboard first reaches an element
+ *  that has one (`data-tooltip`); that first event is handed over. Their 700 ms delay hides the
+ *  fetch. */
+function lazyTooltips() {
+  const types = ["pointerover", "focusin"];
+  const first = (e: Event) => {
+    if (!(e.target instanceof Element) || !e.target.closest("[data-tooltip]")) return;
+    for (const t of types) document.removeEventListener(t, first, true);
+    void import("./lib/tooltip").then((m) => m.installTooltips(document, e)).catch(() => undefined);
+  };
+  for (const t of types) document.addEventListener(t, first, true);
+}
+
 function start() {
   installGlobalErrorLog();
   initPreferences();
   mountToaster();
+  lazyTooltips();
+  animateFooterOnce(document.querySelector<HTMLElement>(".site-footer"));
   mountOfflineBanner();
   const header = document.querySelector<HTMLElement>("[data-header]");
   if (header) {
@@ -211,7 +227,17 @@ function start() {
   mountIslands();
   const signedIn = Boolean(header?.dataset.userId);
   const adminId = header && "userAdmin" in header.dataset ? (header.dataset.userId ?? null) : null;
+  if (signedIn) {
+    // Something that can earn an achievement happened: ask the server (lib/achievements.ts).
+    for (const type of ["reelfind:identified", "reelfind:achievement-check"]) {
+      window.addEventListener(type, () => void import("./lib/achievements").then((m) => m.checkAchievements()).catch(() => undefined));
+    }
+  }
   idle(trackPageView);
+  // The admin's third-party analytics tag, only when the page names one (lib/analyticsTag.ts).
+  if (document.querySelector('meta[name="reelfind-analytics"]')) {
+    idle(() => void import("./lib/analyticsTag").then((m) => m.startAnalyticsTag()).catch(() => undefined));
+  }
   idle(() => void import("./pwa/client").then((m) => m.startPwa({ signedIn, adminId })).catch((e) => logError("PWA module failed to load", "pwa", e)));
   const params = new URLSearchParams(location.search);
   if (params.get("debug") === "true" || params.get("vitals") === "true") {

@@ -34,14 +34,14 @@ describe("logout (SPEC section 4 Session)", () => {
     expect(navigate).toHaveBeenCalledWith("/");
   });
 
-  it("only logs a failure: no toast, no redirect, counter kept", async () => {
+  it("a failure is logged and toasted: no redirect, counter kept (SPEC 8 over SPEC 4, islands/README.md)", async () => {
     vi.stubGlobal("fetch", vi.fn().mockResolvedValue(new Response("nope", { status: 500 })));
     incrementFreeUsageCount();
     const navigate = vi.fn();
     expect(await logout({ navigate })).toBe(false);
     vi.advanceTimersByTime(1000);
     expect(navigate).not.toHaveBeenCalled();
-    expect(getToasts()).toHaveLength(0);
+    expect(getToasts()[0]).toMatchObject({ title: "Logout failed", description: "You are still signed in. Please try again.", variant: "destructive" });
     expect(getFreeUsageCount()).toBe(1);
     expect(getLogs().at(-1)).toMatchObject({ level: "error", message: "Logout failed", source: "header" });
   });
@@ -71,5 +71,21 @@ describe("mobile menu", () => {
     expect(built.panel.querySelector("[data-theme-toggle] .theme-toggle-label")).not.toBeNull();
     const ids = Array.from(document.querySelectorAll("[id]")).map((e) => e.id);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("signed out: the menu offers Login, Sign Up stays in the bar (once), and a backdrop comes with it", async () => {
+    const { buildMobileMenu } = await import("../src/header/header");
+    document.body.innerHTML = `
+      <header data-header><div class="header-inner">
+        <nav id="site-nav" class="site-nav"><ul><li><a href="/">Home</a></li></ul></nav>
+        <div class="header-actions">
+          <a class="btn btn-ghost" href="/auth">Login</a><a class="btn btn-primary" href="/auth">Sign Up</a>
+        </div></div></header>`;
+    const header = document.querySelector<HTMLElement>("[data-header]")!;
+    const built = buildMobileMenu(header)!;
+    expect(Array.from(built.panel.querySelectorAll(".mobile-menu-account a")).map((a) => a.textContent)).toEqual(["Login"]);
+    expect(Array.from(document.querySelectorAll("a")).filter((a) => a.textContent === "Sign Up")).toHaveLength(1);
+    expect(built.backdrop.hidden).toBe(true);
+    expect(built.panel.nextElementSibling).toBe(built.backdrop);
   });
 });

@@ -98,6 +98,16 @@ describe("History island", () => {
     expect(screen.queryByRole("button", { name: /Clear History/ })).toBeNull();
   });
 
+  it("says No results found when a search or filter is active, even with no history at all", async () => {
+    mockFetch(() => ok({ items: [], total: 0, totalAll: 0, page: 1, limit: 20 }));
+    renderHistory();
+    expect(await screen.findByText("No history yet")).toBeDefined();
+    fireEvent.change(screen.getByLabelText("Type"), { target: { value: "tv" } });
+    expect(await screen.findByText("No results found")).toBeDefined();
+    expect(screen.getByText("Try adjusting your filters or search query")).toBeDefined();
+    expect(screen.queryByText("No history yet")).toBeNull();
+  });
+
   it("shows the error state with Try again", async () => {
     let fail = true;
     mockFetch(() => (fail ? new Response("boom", { status: 500 }) : ok(page)));

@@ -105,15 +105,38 @@ describe("identify errors: messages and error view (SPEC section 8)", () => {
     expect(f.advice.length).toBeGreaterThan(0);
   });
 
+  it("names one size limit on the File Too Large view: the server's, else the page's", () => {
+    const numbers = (f: ReturnType<typeof describeFailure>) =>
+      new Set([f.base, ...f.advice].flatMap((t) => Array.from(t.matchAll(/(\d+)\s*MB/g), (m) => m[1])));
+    // The server refused at 40MB (an admin raised the limit after this page loaded at 10).
+    const server = describeFailure(api(413, { code: "file_too_large", message: "File too large. Maximum allowed size is 40MB." }), 10);
+    expect(server.title).toBe("File Too Large");
+    expect([...numbers(server)]).toEqual(["40"]);
+    // A proxy's 413 names no limit: the page's own.
+    const proxy = describeFailure(api(413, "<html>413 Request Entity Too Large</html>"), 10);
+    expect([...numbers(proxy)]).toEqual(["10"]);
+    // Nothing known: the SPEC fallback, 25MB, in the message and the advice alike.
+    expect([...numbers(describeFailure(api(413, "")))]).toEqual(["25"]);
+  });
+
   it("keeps the raw error for the technical details", () => {
     const f = describeFailure(api(422, { error: "unsupported_media", message: "bad" }));
     expect(f.raw).toBe('422: {"error":"unsupported_media","message":"bad"}');
   });
 
-  it("a 503 without engines names what the operator must set", () => {
-    const f = describeFailure(api(503, { message: "No identification engine is configured. Set OPENAI_API_KEY." }));
-    expect(f.message).toContain(MSG.unavailable);
-    expect(f.message).toContain("OPENAI_API_KEY");
+  it("a 503 without engines names what the operator must set, to an administrator only", () => {
+    const noEngine = api(503, { code: "engine_unavailable", message: "No identification engine is configured. Set OPENAI_API_KEY." });
+    const visitor = describeFailure(noEngine);
+    expect(visitor.message).toContain(MSG.unavailable);
+    expect(visitor.message).not.toContain("OPENAI_API_KEY");
+    document.body.innerHTML = '<header data-header data-user-id="1" data-user-admin></header>';
+    try {
+      expect(describeFailure(noEngine).message).toContain("OPENAI_API_KEY");
+    } finally {
+      document.body.innerHTML = "";
+    }
+    // Other 503s say why to everyone.
+    expect(describeFailure(api(503, { code: "server_busy", message: "Busy, try in a minute." })).message).toContain("Busy, try in a minute.");
   });
 
   it("a 429 or 503 keeps the wait the server asked for, bounded", () => {
@@ -257,5 +280,26 @@ describe("engine choice (SPEC section 4)", () => {
     expect(stillAvailable("xai", models)).toBe(false);
     expect(stillAvailable("auto", models)).toBe(true);
     expect(stillAvailable("auto", { available: {}, recommended: "auto" })).toBe(false);
+  });
+});
+
+describe("the notice about missing details: neutral for visitors, the set-up for admins", () => {
+  it("says nothing of the server's keys to a visitor, and names them to an admin", async () => {
+    const { detailsNotice, NOTICE_NO_CATALOG, ADMIN_HINT_NO_CATALOG } = await import("../src/identify/result");
+    const r = { title: "Heat", detailsUnavailable: true, notice: NOTICE_NO_CATALOG, detailsReason: "noCatalogKey" as const };
+    expect(detailsNotice(r, false)).toEqual({ text: NOTICE_NO_CATALOG, adminHint: null });
+    expect(detailsNotice(r, true)).toEqual({ text: NOTICE_NO_CATALOG, adminHint: ADMIN_HINT_NO_CATALOG });
+    // A result stored before detailsReason existed.
+    const legacy = {
+      title: "Heat",
+      detailsUnavailable: true,
+      notice: "Movie details are unavailable: the server has no TMDB key (TMDB_API_KEY or TMDB_READ_TOKEN). Showing what the AI engine recognised.",
+    };
+    expect(detailsNotice(legacy, false)?.text).not.toMatch(/TMDB/);
+    expect(detailsNotice(legacy, true)?.adminHint).toBe(ADMIN_HINT_NO_CATALOG);
+    // Other reasons are no set-up: the same words for everyone.
+    const missing = { title: "Heat", detailsUnavailable: true, notice: "Not found.", detailsReason: "notFound" as const };
+    expect(detailsNotice(missing, true)).toEqual({ text: "Not found.", adminHint: null });
+    expect(detailsNotice({ title: "Heat", detailsUnavailable: false, notice: "x" }, true)).toBeNull();
   });
 });

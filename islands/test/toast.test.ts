@@ -68,3 +68,19 @@ describe("toasts", () => {
     expect(sessionStorage.length).toBe(0);
   });
 });
+
+describe("where toasts go (never over a primary button)", () => {
+  it("stays at the bottom unless it would cover a primary button there, then goes up under the header", async () => {
+    const { chooseToastSide } = await import("../src/lib/toast");
+    const box = { left: 16, right: 374, height: 80 }; // a phone at 390 x 844
+    const at = (top: number, height = 48) => ({ top, bottom: top + height, left: 24, right: 366 });
+    expect(chooseToastSide(box, 844, 64, [])).toBe("bottom");
+    expect(chooseToastSide(box, 844, 64, [at(400)])).toBe("bottom");
+    // "Create Account" near the bottom of the screen.
+    expect(chooseToastSide(box, 844, 64, [at(740)])).toBe("top");
+    // Buttons at both places: the bottom, as before.
+    expect(chooseToastSide(box, 844, 64, [at(740), at(90)])).toBe("bottom");
+    // A button beside the toast, not under it (desktop: the toast sits at the right).
+    expect(chooseToastSide({ left: 884, right: 1264, height: 80 }, 900, 64, [{ top: 820, bottom: 860, left: 100, right: 300 }])).toBe("bottom");
+  });
+});

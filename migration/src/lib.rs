@@ -16,6 +16,10 @@ mod m20261201_400000_insight;
 mod m20261201_410000_account_trust;
 mod m20261202_100000_api_keys;
 mod m20261203_100000_single_use_tokens;
+mod m20261205_100000_achievements;
+mod m20261206_100000_content_version;
+mod m20261207_100000_account_races;
+mod m20261208_100000_answer_memory;
 
 pub struct Migrator;
 
@@ -38,6 +42,10 @@ impl MigratorTrait for Migrator {
             Box::new(m20261201_410000_account_trust::Migration),
             Box::new(m20261202_100000_api_keys::Migration),
             Box::new(m20261203_100000_single_use_tokens::Migration),
+            Box::new(m20261205_100000_achievements::Migration),
+            Box::new(m20261206_100000_content_version::Migration),
+            Box::new(m20261207_100000_account_races::Migration),
+            Box::new(m20261208_100000_answer_memory::Migration),
         ]
     }
 }

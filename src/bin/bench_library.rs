@@ -29,6 +29,9 @@
 //! unless it is at a recurrence.
 //! Moments whose picture is flat (a fade to black or white: nothing can tell them apart) are
 //! not drawn. A table per film follows each set's table.
+#[path = "common/stats.rs"]
+mod stats;
+use stats::percentile;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,6 +86,60 @@ struct Args {
     /// look at the held-out answers, with the index as large as in a full run).
     #[arg(long)]
     no_held_out_queries: bool,
+    /// Write every query's answer (what was asked; title, span, distance, tier, looks, the other
+    /// videos) to this file, one line each, without latencies: two builds on the same footage
+    /// and seed must write the same file.
+    #[arg(long)]
+    answers: Option<PathBuf>,
+}
+
+/// Every query's answer, one line each (see `--answers`).
+struct Answers(Option<std::io::BufWriter<std::fs::File>>);
+
+impl Answers {
+    fn create(path: Option<&Path>) -> anyhow::Result<Self> {
+        Ok(Self(match path {
+            Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p)?)),
+            None => None,
+        }))
+    }
+
+    /// One query: `what` names it (set, case, kind, source and moment); `answer` is its match.
+    fn record(&mut self, what: &str, answer: Option<&LibraryMatch>) -> anyhow::Result<()> {
+        use std::io::Write;
+        let Some(out) = &mut self.0 else { return Ok(()) };
+        let said = match answer {
+            None => "none".to_string(),
+            Some(m) => {
+                let also: Vec<String> =
+                    m.also_in.iter().map(|a| format!("{}@{}..{}..{}", a.video_id, a.from, a.at, a.to)).collect();
+                format!(
+                    "{} {:?} {}..{}..{} d={} s={} {} mirrored={} looked={:?} also=[{}]",
+                    m.video_id,
+                    m.title,
+                    m.from,
+                    m.at,
+                    m.to,
+                    m.distance,
+                    m.similarity,
+                    m.tier,
+                    m.mirrored,
+                    m.looked,
+                    also.join(" ")
+                )
+            }
+        };
+        writeln!(out, "{what} -> {said}")?;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        use std::io::Write;
+        if let Some(out) = &mut self.0 {
+            out.flush()?;
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -380,14 +437,6 @@ impl Thumbs {
     }
 }
 
-fn percentile(v: &mut [f64], p: f64) -> f64 {
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[((v.len() - 1) as f64 * p).round() as usize]
-}
-
 #[derive(Default)]
 struct Tally {
     n: usize,
@@ -473,6 +522,7 @@ struct Source {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     let mut rng = StdRng::seed_from_u64(args.seed);
+    let mut answers = Answers::create(args.answers.as_deref())?;
     let work = tempfile::tempdir()?;
     let lib_dir = work.path().join("library");
     let index = LibraryIndex::open(&lib_dir)?;
@@ -563,9 +613,10 @@ fn main() -> anyhow::Result<()> {
                 };
                 let img = render_still(&v.path, at, t, &mut rng, &qdir)?;
                 let started = Instant::now();
-                let answer = index.search_image(&img);
+                let answer = index.search_image(&img)?;
                 let ms = started.elapsed().as_secs_f64() * 1e3;
                 let right = still.add(answer.best.as_ref(), v, at, shot, ms);
+                answers.record(&format!("{set} still {} video {} at {at:.3}", t.name, v.id), answer.best.as_ref())?;
                 films.entry(v.id).or_default().add(answer.best.as_ref(), v, at, shot, ms);
                 if args.verbose {
                     // Each query rectangle's distance to the true moment: which hypothesis came
@@ -630,6 +681,7 @@ fn main() -> anyhow::Result<()> {
                     m
                 });
                 clip.add(best.as_ref(), v, at, None, ms);
+                answers.record(&format!("{set} clip {} video {} at {at:.3}", t.name, v.id), best.as_ref())?;
                 films.entry(v.id).or_default().add(best.as_ref(), v, at, None, ms);
                 if args.verbose {
                     eprintln!(
@@ -706,8 +758,10 @@ fn main() -> anyhow::Result<()> {
                 negatives += 1;
                 per_case.entry(t.name).or_default().0 += 1;
                 let started = Instant::now();
-                let answer = index.search_image(&img);
+                let answer = index.search_image(&img)?;
                 neg_latency.push(started.elapsed().as_secs_f64() * 1e3);
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                answers.record(&format!("negative {} {} {name}", src.display(), t.name), answer.best.as_ref())?;
                 if let Some(m) = answer.best {
                     per_case.entry(t.name).or_default().1 += 1;
                     landed.push((m.title.clone(), m.tier.to_string()));
@@ -744,6 +798,8 @@ fn main() -> anyhow::Result<()> {
                 let started = Instant::now();
                 let answer = index.search_clip_av(&path)?;
                 clip_latency.push(started.elapsed().as_secs_f64() * 1e3);
+                answers
+                    .record(&format!("negative clip {} {} at {at:.3}", src.display(), t.name), answer.best.as_ref())?;
                 if let Some(m) = answer.best {
                     clip_false.push(format!(
                         "{} at {at:.2} ({}) -> {} from {} (d={}, {})",
@@ -781,7 +837,10 @@ fn main() -> anyhow::Result<()> {
             }
             negatives += 1;
             per_case.entry("generated patterns").or_default().0 += 1;
-            if let Some(m) = index.search_image(&image::open(&path)?).best {
+            let answer = index.search_image(&image::open(&path)?)?;
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            answers.record(&format!("pattern {src} {name}"), answer.best.as_ref())?;
+            if let Some(m) = answer.best {
                 per_case.entry("generated patterns").or_default().1 += 1;
                 landed.push((m.title.clone(), m.tier.to_string()));
                 false_accepts.push(format!("{src} -> {} at {} (d={})", m.title, m.at, m.distance));
@@ -841,6 +900,7 @@ fn main() -> anyhow::Result<()> {
     // `--pad 0` skips the latency runs (accuracy-only runs while tuning).
     let pads: Vec<u64> = args.pad.iter().copied().filter(|&p| p > 0).collect();
     if pads.is_empty() {
+        answers.finish()?;
         return Ok(());
     }
     let all = transforms();
@@ -880,23 +940,24 @@ fn main() -> anyhow::Result<()> {
         let padding = padding.elapsed().as_secs_f64();
         // Warm the page cache once, as a running server would be.
         for (_, _, img) in probe_stills.iter().take(3) {
-            index.search_image(img);
+            index.search_image(img)?;
         }
-        let run = |set: &[(u32, f64, image::DynamicImage)]| {
+        let mut run = |set: &[(u32, f64, image::DynamicImage)], kind: &str| -> anyhow::Result<(Vec<f64>, usize)> {
             let mut lat = Vec::new();
             let mut ok = 0;
             for (id, at, img) in set {
                 let started = Instant::now();
-                let answer = index.search_image(img);
+                let answer = index.search_image(img)?;
                 lat.push(started.elapsed().as_secs_f64() * 1e3);
+                answers.record(&format!("padded {target} {kind} video {id} at {at:.3}"), answer.best.as_ref())?;
                 if answer.best.is_some_and(|m| m.video_id == *id && m.from - 0.5 <= *at && *at <= m.to + 0.5) {
                     ok += 1;
                 }
             }
-            (lat, ok)
+            Ok((lat, ok))
         };
-        let (mut lat, ok) = run(&probe_stills);
-        let (mut crop_lat, crop_ok) = run(&probe_crops);
+        let (mut lat, ok) = run(&probe_stills, "still")?;
+        let (mut crop_lat, crop_ok) = run(&probe_crops, "crop 10%")?;
         println!(
             "| {} | {:.1} | {:.1} | {ok}/{} | {:.1} | {crop_ok}/{} | {} | {padding:.0} |",
             index.frame_count(),
@@ -908,5 +969,5 @@ fn main() -> anyhow::Result<()> {
             index.index_bytes()
         );
     }
-    Ok(())
+    answers.finish()
 }

@@ -23,6 +23,8 @@ pub struct Model {
     pub created_at: DateTimeUtc,
     /// Anyone with the link may see the public shape; false once the owner stopped sharing.
     pub shared: bool,
+    /// The remembered answer this identification was answered from or remembered as.
+    pub memory_id: Option<i64>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -24,6 +24,9 @@ pub struct Model {
     pub google_sub: Option<String>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
+    /// The username as names are compared (`services::users::username_key`), unique.
+    #[serde(skip)]
+    pub username_key: String,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -1,13 +1,16 @@
 //! Admission control: how much media work this node takes on at once, and what it says when
 //! it is full.
 //!
-//! An identification is admitted before its body is read ([`Admission::enter`]): when the
-//! node already holds `jobs + queue` of them, the answer is 503 with `Retry-After`, and the
-//! upload is never read. An admitted request streams its upload to disk, then waits (at most
-//! `queue_wait`) for a job slot and for its share of the decode-memory budget
-//! ([`Ticket::start`]): a still weighs what its decoded pixels weigh, a clip a fixed share
-//! (its decoders are child processes under their own limits). Library searches (all cores,
-//! memory-mapped index) have their own small gate ([`Admission::library`]).
+//! An identification first reads its upload to disk, holding only an upload place
+//! ([`Admission::reading`]: at most `uploads` being read on the node, at most
+//! `uploads_per_address` of them from one client address), so that a client sending slowly
+//! holds no place of the media work. A node that is already full refuses at once, before
+//! reading anything ([`Admission::has_room`]). With the upload on disk, the request is
+//! admitted ([`Admission::enter`]): when the node already holds `jobs + queue` of them, the
+//! answer is 503 with `Retry-After`. An admitted request waits (at most `queue_wait`) for a
+//! job slot and for its share of the decode-memory budget ([`Ticket::start`]): a still
+//! weighs what its decoded pixels weigh, a clip what its decoders may take. Library
+//! searches (all cores, memory-mapped index) have their own small gate ([`Admission::library`]).
 //!
 //! These are limits of one node, on purpose: they protect this machine's CPU and memory, so
 //! each node counts its own work. (Per-person limits, which must hold across nodes, live in
@@ -15,8 +18,10 @@
 //!
 //! [`Admission::shutdown`] is the root of every request's cancel token: when the server is
 //! asked to stop, all media work stops with it.
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
@@ -43,7 +48,14 @@ pub enum Refused {
     /// No slot to cut a Library preview came in time.
     #[error("{PREVIEWS_BUSY}")]
     PreviewsBusy,
+    /// This client address already has as many uploads being read as it may (429).
+    #[error("{TOO_MANY_UPLOADS}")]
+    UploadsPerAddress,
 }
+
+/// The SPEC's words for a 429 (section 8), with the reason.
+pub const TOO_MANY_UPLOADS: &str =
+    "Too many requests. Please wait a moment before trying again: your earlier uploads are still being received.";
 
 impl Refused {
     /// Seconds the client should wait before trying again.
@@ -52,6 +64,7 @@ impl Refused {
             Self::Busy { retry_after } => retry_after,
             Self::Stopping => 5,
             Self::PreviewsBusy => 2,
+            Self::UploadsPerAddress => 5,
         }
     }
 }
@@ -75,6 +88,16 @@ pub struct Admission {
     queue_wait: Duration,
     /// Moving average of a media job's length, for `Retry-After`.
     avg_job_ms: AtomicU64,
+    /// Uploads being read, in all and per client address (IPv6 by its /64).
+    reading: Mutex<Reading>,
+    uploads: usize,
+    uploads_per_address: usize,
+}
+
+#[derive(Default)]
+struct Reading {
+    total: usize,
+    by_address: HashMap<IpAddr, usize>,
 }
 
 impl Admission {
@@ -91,7 +114,46 @@ impl Admission {
             job_slots: config.jobs,
             queue_wait: config.queue_wait,
             avg_job_ms: AtomicU64::new(2000),
+            reading: Mutex::new(Reading::default()),
+            uploads: config.uploads.max(1),
+            uploads_per_address: config.uploads_per_address.max(1),
         })
+    }
+
+    /// Whether an identification arriving now could be admitted: a full node refuses at
+    /// once, without reading the upload it could not take anyway.
+    pub fn has_room(&self) -> Result<(), Refused> {
+        if self.shutdown.is_cancelled() {
+            return Err(Refused::Stopping);
+        }
+        if self.inflight.load(Ordering::Relaxed) >= self.capacity {
+            return Err(self.busy());
+        }
+        Ok(())
+    }
+
+    /// A place to read one upload from `addr`: 503 when the node reads as many as it may,
+    /// 429 when this address already sends as many as it may. Held until dropped.
+    pub fn reading(self: &Arc<Self>, addr: Option<IpAddr>) -> Result<UploadPlace, Refused> {
+        let key = addr.map(address_key);
+        let mut r = self.reading.lock().unwrap_or_else(|e| e.into_inner());
+        if r.total >= self.uploads {
+            return Err(self.busy());
+        }
+        if let Some(k) = key {
+            let n = r.by_address.entry(k).or_default();
+            if *n >= self.uploads_per_address {
+                return Err(Refused::UploadsPerAddress);
+            }
+            *n += 1;
+        }
+        r.total += 1;
+        Ok(UploadPlace { admission: self.clone(), key })
+    }
+
+    /// Uploads being read now (for tests and the log).
+    pub fn uploads_reading(&self) -> usize {
+        self.reading.lock().map(|r| r.total).unwrap_or(0)
     }
 
     /// Seconds a refused client should wait: the queue ahead of it at the average pace.
@@ -144,6 +206,39 @@ impl Admission {
     /// The decode-memory budget in MB: no single job may weigh more.
     pub fn memory_budget_mb(&self) -> u32 {
         self.memory_mb
+    }
+}
+
+/// An address as the per-address limits count it: IPv4 whole, IPv6 by its /64 (one
+/// customer's network).
+fn address_key(addr: IpAddr) -> IpAddr {
+    match addr {
+        IpAddr::V4(_) => addr,
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            IpAddr::V6(std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+        }
+    }
+}
+
+/// A place to read one upload; given back when dropped.
+pub struct UploadPlace {
+    admission: Arc<Admission>,
+    key: Option<IpAddr>,
+}
+
+impl Drop for UploadPlace {
+    fn drop(&mut self) {
+        let mut r = self.admission.reading.lock().unwrap_or_else(|e| e.into_inner());
+        r.total = r.total.saturating_sub(1);
+        if let Some(k) = self.key
+            && let Some(n) = r.by_address.get_mut(&k)
+        {
+            *n -= 1;
+            if *n == 0 {
+                r.by_address.remove(&k);
+            }
+        }
     }
 }
 
@@ -221,7 +316,33 @@ mod tests {
             library_searches: 1,
             queue_wait: Duration::from_millis(200),
             shutdown_grace: Duration::from_secs(1),
+            uploads: 3,
+            uploads_per_address: 2,
         }
+    }
+
+    #[test]
+    fn uploads_are_read_a_few_per_address_and_a_bounded_number_in_all() {
+        let a = Admission::new(&config(1, 1));
+        let one: IpAddr = "192.0.2.1".parse().unwrap();
+        let v6a: IpAddr = "2001:db8::1".parse().unwrap();
+        let v6b: IpAddr = "2001:db8::2:3".parse().unwrap();
+        let p1 = a.reading(Some(one)).unwrap();
+        let _p2 = a.reading(Some(one)).unwrap();
+        assert_eq!(a.reading(Some(one)).err(), Some(Refused::UploadsPerAddress));
+        let _p3 = a.reading(Some(v6a)).unwrap();
+        // The node's own bound comes first: 503, whoever asks.
+        assert!(matches!(a.reading(Some(v6b)).err(), Some(Refused::Busy { .. })));
+        drop(p1);
+        // One /64 is one address: the second IPv6 address shares the first one's count.
+        let _p4 = a.reading(Some(v6b)).unwrap();
+        assert_eq!(a.uploads_reading(), 3);
+        drop(_p4);
+        drop(_p3);
+        // Places come back: the /64 may send two again.
+        let _q1 = a.reading(Some(v6b)).unwrap();
+        let _q2 = a.reading(Some(v6a)).unwrap();
+        assert_eq!(a.uploads_reading(), 3);
     }
 
     #[tokio::test]

@@ -284,6 +284,10 @@ pub enum EngineError {
     /// The sample is not something this engine can use (e.g. no frames for Library).
     #[error("{0}")]
     Unsupported(String),
+    /// The engine's own index (the Library's, on an external server) cannot answer now: no
+    /// answer rather than one from half an index; worth trying again shortly.
+    #[error("the index is unavailable: {0}")]
+    IndexUnavailable(String),
 }
 
 /// An identification engine. Implementations are cheap to share (`Arc<dyn Engine>`).

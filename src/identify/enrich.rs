@@ -21,12 +21,11 @@ pub async fn enrich(
 ) {
     from_candidate(r, c);
     let Some(tmdb) = tmdb else {
+        // Visitors get a neutral sentence; the reason lets an administrator's view name the
+        // set-up (islands/src/identify/ResultView.tsx).
         r.details_unavailable = true;
-        r.notice = Some(
-            "Movie details are unavailable: the server has no TMDB key (TMDB_API_KEY or TMDB_READ_TOKEN). \
-             Showing what the AI engine recognised."
-                .into(),
-        );
+        r.details_reason = Some(DetailsReason::NoCatalogKey);
+        r.notice = Some(NOTICE_NO_CATALOG.into());
         return;
     };
     let hit = match c.tmdb_id {
@@ -39,6 +38,7 @@ pub async fn enrich(
         Ok(Some(h)) => h,
         Ok(None) => {
             r.details_unavailable = true;
+            r.details_reason = Some(DetailsReason::NotFound);
             r.notice =
                 Some("This title was not found in the movie database, so only the AI engine's answer is shown.".into());
             return;
@@ -46,6 +46,7 @@ pub async fn enrich(
         Err(e) => {
             tracing::warn!(error = %e, "TMDB search failed");
             r.details_unavailable = true;
+            r.details_reason = Some(DetailsReason::CatalogFailed);
             r.notice = Some("Movie details are temporarily unavailable. Showing what the AI engine recognised.".into());
             return;
         }
@@ -55,6 +56,7 @@ pub async fn enrich(
         Err(e) => {
             tracing::warn!(error = %e, "TMDB details failed");
             r.details_unavailable = true;
+            r.details_reason = Some(DetailsReason::CatalogFailed);
             r.notice = Some("Movie details are temporarily unavailable. Showing what the AI engine recognised.".into());
             return;
         }
@@ -135,6 +137,7 @@ pub fn apply_tmdb(r: &mut IdentificationResult, d: &Value, kind: TitleKind, tmdb
     r.media_type = kind.as_str().into();
     r.details_unavailable = false;
     r.notice = None;
+    r.details_reason = None;
     match kind {
         TitleKind::Movie => {
             r.title = s(&d["title"]).unwrap_or_else(|| r.title.clone());

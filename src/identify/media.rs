@@ -80,19 +80,31 @@ pub struct PrepOptions {
     pub use_audio: bool,
     pub enhanced: bool,
     pub max_video_seconds: u64,
+    /// The decode-memory budget, MB: how many frame cuts of a clip may run at once.
+    pub budget_mb: u32,
     /// Fires when nobody waits for the answer any more; every child and loop stops.
     pub cancel: CancellationToken,
 }
 
-/// Prepares the upload. Derived files go into `work` and die with it.
-pub async fn prepare(upload: &Upload, work: &WorkDir, opts: &PrepOptions) -> Result<Sample, MediaError> {
+/// Prepares the upload. Derived files go into `work` and die with it. `permit` (its share of
+/// the decode-memory budget) is held by the work itself: a still's blocking decode keeps it
+/// until the decode ends, even when the request that asked for it is gone.
+pub async fn prepare<P: Send + 'static>(
+    upload: &Upload,
+    work: &WorkDir,
+    opts: &PrepOptions,
+    permit: P,
+) -> Result<Sample, MediaError> {
     match upload.kind {
         MediaKind::Image => {
             let path = upload.path.clone();
             let cancel = opts.cancel.clone();
-            let frame = tokio::task::spawn_blocking(move || prepare_image_file(&path, &cancel))
-                .await
-                .map_err(|e| MediaError::Internal(format!("image task failed: {e}")))??;
+            let frame = tokio::task::spawn_blocking(move || {
+                let _held = permit;
+                prepare_image_file(&path, &cancel)
+            })
+            .await
+            .map_err(|e| MediaError::Internal(format!("image task failed: {e}")))??;
             Ok(Sample {
                 kind: MediaKind::Image,
                 frames: vec![frame],
@@ -107,18 +119,59 @@ pub async fn prepare(upload: &Upload, work: &WorkDir, opts: &PrepOptions) -> Res
                 cancel: opts.cancel.clone(),
             })
         }
-        MediaKind::Video => prepare_video(upload, work, opts).await,
+        // A clip's decoders are child processes, killed (and so their memory freed) the
+        // moment this future is dropped: the permit lives exactly as long as they do.
+        MediaKind::Video => {
+            let _held = permit;
+            prepare_video(upload, work, opts).await
+        }
+    }
+}
+
+/// What a clip's decoders may take, from its probed size. A frame cut decodes at full size
+/// and holds the decoder's reference frames: H.264 allows 16 of them, and the container's
+/// `refs` is not to be trusted (ffprobe said 1 for a 16-reference 4K file that took 333 MB
+/// to cut one frame from, above the 62 MB any ffmpeg run takes). So a cut is counted at 24
+/// frames of 1.5 bytes a pixel (8-bit 4:2:0) plus 24 MB: 1080p 96 MB, 4K 348 MB. The sound
+/// track's child runs beside the cuts (32 MB); the key-frame scene pass runs before them on
+/// a 192-px copy (under one cut). Two cuts run at once when they fit the budget, else one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClipPlan {
+    /// Frame cuts at once (1 or 2).
+    pub cuts_at_once: usize,
+    /// MB of the decode-memory budget the clip is counted at (at most the whole budget: a
+    /// clip larger than that runs alone).
+    pub weight_mb: u32,
+}
+
+impl ClipPlan {
+    const AUDIO_MB: u64 = 32;
+    pub fn new(width: u32, height: u32, budget_mb: u32) -> Self {
+        let pixels = u64::from(width) * u64::from(height);
+        let cut_mb = (pixels * 36).div_ceil(1 << 20) + 24;
+        let two = 2 * cut_mb + Self::AUDIO_MB;
+        let (cuts_at_once, mb) = if two <= u64::from(budget_mb) { (2, two) } else { (1, cut_mb + Self::AUDIO_MB) };
+        Self { cuts_at_once, weight_mb: mb.min(u64::from(budget_mb)) as u32 }
     }
 }
 
 /// How many MB of the decode-memory budget preparing this upload takes: a still its decoded
-/// pixels (read from the header, nothing decoded), a clip a fixed share (its decoders are
-/// child processes with limits of their own). A still that would not fit the whole budget is
+/// pixels (read from the header, nothing decoded), a clip what its decoders may take at its
+/// probed size ([`ClipPlan`]). A still that would not fit the whole budget is
 /// refused.
-pub async fn weight_mb(upload: &Upload, budget_mb: u32) -> Result<u32, MediaError> {
-    const CLIP_MB: u32 = 32;
+pub async fn weight_mb(
+    upload: &Upload,
+    budget_mb: u32,
+    max_video_seconds: u64,
+    cancel: &CancellationToken,
+) -> Result<u32, MediaError> {
     if upload.kind == MediaKind::Video {
-        return Ok(CLIP_MB.min(budget_mb));
+        let input = Input::upload(&upload.path, &upload.ext);
+        if input.format.is_none() {
+            return Err(corrupt_video());
+        }
+        let p = probe(&input, max_video_seconds, cancel).await?;
+        return Ok(ClipPlan::new(p.width, p.height, budget_mb).weight_mb);
     }
     let path = upload.path.clone();
     tokio::task::spawn_blocking(move || {
@@ -510,7 +563,8 @@ async fn prepare_video(upload: &Upload, work: &WorkDir, opts: &PrepOptions) -> R
     let p = probe(&input, opts.max_video_seconds, cancel).await?;
     let want_audio = opts.use_audio && p.has_audio;
     let audio_path = work.file("audio.wav");
-    let (frames, audio) = tokio::join!(extract_frames(&input, work, &p, cancel), async {
+    let plan = ClipPlan::new(p.width, p.height, opts.budget_mb);
+    let (frames, audio) = tokio::join!(extract_frames(&input, work, &p, plan.cuts_at_once, cancel), async {
         if want_audio { extract_audio(&input, &p, &audio_path, cancel).await.map(Some) } else { Ok(None) }
     });
     let frames = frames?;
@@ -622,18 +676,19 @@ async fn extract_frames(
     input: &Input<'_>,
     work: &WorkDir,
     p: &Probe,
+    cuts_at_once: usize,
     cancel: &CancellationToken,
 ) -> Result<Vec<Frame>, MediaError> {
     let scores = scene_scores(input, p, cancel).await?;
     let n = if p.duration < 2.0 { 2 } else { CLIP_FRAMES };
     let moments = pick_moments(&scores, p.duration, n);
-    // Two cuts at a time: each is one ffmpeg decoding a full-size frame.
+    // A cut or two at a time ([`ClipPlan`]): each is one ffmpeg decoding a full-size frame.
+    let step = cuts_at_once.clamp(1, 2);
     let mut results: Vec<Result<Option<Vec<u8>>, MediaError>> = Vec::with_capacity(moments.len());
-    for (pair_index, pair) in moments.chunks(2).enumerate() {
-        let cuts = pair
-            .iter()
-            .enumerate()
-            .map(|(j, at)| extract_frame(input, *at, work.file(&format!("frame{}.jpg", pair_index * 2 + j)), cancel));
+    for (group_index, group) in moments.chunks(step).enumerate() {
+        let cuts = group.iter().enumerate().map(|(j, at)| {
+            extract_frame(input, *at, work.file(&format!("frame{}.jpg", group_index * step + j)), cancel)
+        });
         results.extend(futures::future::join_all(cuts).await);
     }
     let mut frames = Vec::new();
@@ -704,6 +759,18 @@ async fn extract_audio(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clip_is_counted_at_what_its_cuts_may_hold() {
+        // 1080p: two cuts at once fit the default budget, counted at 2 × 96 + 32 MB.
+        assert_eq!(ClipPlan::new(1920, 1080, 320), ClipPlan { cuts_at_once: 2, weight_mb: 224 });
+        // 4K: one cut at a time, and the clip takes the whole budget (it runs alone).
+        assert_eq!(ClipPlan::new(4096, 2304, 320), ClipPlan { cuts_at_once: 1, weight_mb: 320 });
+        // With room for it, 4K is counted at one cut and the sound.
+        assert_eq!(ClipPlan::new(4096, 2304, 1024).weight_mb, 2 * 348 + 32);
+        // A small clip weighs little.
+        assert!(ClipPlan::new(640, 360, 320).weight_mb < 100);
+    }
 
     #[test]
     fn packet_timestamps_give_the_real_length() {

@@ -98,6 +98,20 @@ impl ErrorStyle for TmdbErrors {
     }
 }
 
+/// A title a person can pick (`Tmdb::search_titles`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, utoipa::ToSchema, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct TitleHit {
+    pub tmdb_id: i64,
+    /// `movie` or `tv`.
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub title: String,
+    pub year: Option<String>,
+    /// A small poster (92 px wide), when the catalog has one.
+    pub poster_url: Option<String>,
+}
+
 /// A search hit.
 #[derive(Debug, Clone)]
 pub struct Hit {
@@ -259,6 +273,35 @@ impl Tmdb {
             }
         };
         self.get(&path, &[("append_to_response", append.into()), ("language", "en-US".into())], deadline).await
+    }
+
+    /// Movies and shows whose title matches `query` (`/search/multi`, people left out), as the
+    /// catalog ranks them, with their posters: what a person picks the right title from.
+    pub async fn search_titles(&self, query: &str, deadline: Instant) -> Result<Vec<TitleHit>, EngineError> {
+        let params = [("query", query.to_owned()), ("include_adult", "false".into()), ("language", "en-US".into())];
+        let v = self.get("search/multi", &params, deadline).await?;
+        Ok(v["results"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|r| {
+                        let kind = match r["media_type"].as_str()? {
+                            "movie" => TitleKind::Movie,
+                            "tv" => TitleKind::Tv,
+                            _ => return None,
+                        };
+                        let h = hit(r, kind)?;
+                        Some(TitleHit {
+                            tmdb_id: h.id,
+                            media_type: kind.as_str().into(),
+                            title: h.title,
+                            year: h.year.map(|y| y.to_string()),
+                            poster_url: self.image("w92", &r["poster_path"]),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default())
     }
 
     pub async fn episode(&self, id: i64, season: u32, episode: u32, deadline: Instant) -> Result<Value, EngineError> {

@@ -22,6 +22,7 @@ pub mod engines;
 pub mod enrich;
 pub mod guard;
 pub mod media;
+pub mod memory;
 pub mod metadata;
 pub mod pipeline;
 pub mod public;

@@ -10,12 +10,13 @@ use super::admission::{Refused, Ticket};
 use super::engine::{Engine, EngineError, EngineId, MediaKind, Mode};
 use super::media::{MediaError, PrepOptions};
 use super::metadata::{Cache, Omdb, Tmdb};
+use super::public::PublicResult;
 use super::registry::EngineSet;
-use super::result::{AudioAnalysis, IdentificationResult};
+use super::result::{AudioAnalysis, FromMemory, IdentificationResult};
 use super::select::{self, PlanError};
 use super::transcribe::Transcriber;
 use super::upload::{Upload, WorkDir};
-use super::{engines, enrich, media, store};
+use super::{engines, enrich, media, memory, store};
 use crate::config::IdentifyConfig;
 use crate::services::settings::{SettingsExt, SettingsMap};
 
@@ -28,6 +29,8 @@ pub struct Deps<'a> {
     /// Long-lived engines (the Library) that take precedence over the cloud ones.
     pub engines: &'a super::registry::EngineRegistry,
     pub admission: &'a super::admission::Admission,
+    /// This node's copy of the answer memory.
+    pub memory: &'a super::memory::store::Memory,
 }
 
 pub const NO_ENGINE: &str = "No identification engine is configured on this server. The operator must set at least one of \
@@ -141,13 +144,16 @@ pub async fn run(
         use_audio: req.use_audio,
         enhanced: req.enhanced,
         max_video_seconds: deps.config.max_video_seconds,
+        budget_mb: deps.admission.memory_budget_mb(),
         cancel: req.cancel.clone(),
     };
-    // Wait for a job slot and this file's share of decode memory, then prepare it.
-    let weight = media::weight_mb(req.upload, deps.admission.memory_budget_mb()).await?;
+    // Wait for a job slot and this file's share of decode memory, then prepare it; the work
+    // itself holds the permit until it has really ended.
+    let weight =
+        media::weight_mb(req.upload, deps.admission.memory_budget_mb(), deps.config.max_video_seconds, &req.cancel)
+            .await?;
     let permit = req.ticket.start(weight, &req.cancel).await?;
-    let mut sample = media::prepare(req.upload, req.work, &opts).await?;
-    drop(permit);
+    let mut sample = media::prepare(req.upload, req.work, &opts, permit).await?;
     req.ticket.finish();
     let media_ms = ms_since(t);
 
@@ -163,6 +169,18 @@ pub async fn run(
     // Engines must finish early enough to leave time for the catalog and storing: a hung
     // provider then costs its own vote, not the whole request.
     let engine_deadline = engines_deadline(req.started, req.deadline);
+    // The memory: what this sample is remembered and looked up by, and what it recalls. A
+    // failure here costs the memory's answer, never the identification.
+    let probe = {
+        let frames = sample.frames.clone();
+        let clip = sample.kind == MediaKind::Video;
+        tokio::task::spawn_blocking(move || memory::hashes::probe(&frames, clip)).await.unwrap_or_default()
+    };
+    let recall = deps.memory.recall(deps.db, &probe).await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "the answer memory could not be read");
+        Default::default()
+    });
+    let remembered = recall.answer.as_ref().filter(|_| req.mode == Mode::Auto).map(memory_outcome);
     let outcome = select::run(
         req.mode,
         &set,
@@ -170,6 +188,7 @@ pub async fn run(
         req.user_default.as_deref(),
         &sample,
         engine_deadline,
+        remembered,
     )
     .await??;
     let engines_ms = ms_since(t);
@@ -204,6 +223,14 @@ pub async fn run(
     result.timings.enrich_ms = enrich_ms;
     result.timings.total_ms = ms_since(req.started);
     result.created_at = chrono::Utc::now().to_rfc3339();
+    let memory_id = if result.engine == MEMORY {
+        let row = recall.answer.as_ref();
+        result.from_memory =
+            row.map(|r| FromMemory { confirmations: r.supporters.max(0) as u32, engine: r.engine.clone() });
+        row.map(|r| r.id)
+    } else {
+        remember(deps, &probe, &recall, &result).await
+    };
     store::insert(
         deps.db,
         store::NewRow {
@@ -211,27 +238,133 @@ pub async fn run(
             content_hash: &req.upload.sha256,
             mode: req.mode.as_str(),
             result: &result,
+            memory_id,
         },
     )
     .await?;
     Ok(result)
 }
 
+/// The engine name of answers given from the answer memory.
+pub const MEMORY: &str = "memory";
+
+/// A remembered answer as the engines' outcome: the catalog id, type, season and episode,
+/// at the confidence it was given with. Enrichment then builds the same full result.
+fn memory_outcome(r: &crate::entities::remembered_answer::Model) -> select::Outcome {
+    let best = super::engine::Candidate {
+        title: r.title.clone(),
+        year: r.year.as_deref().and_then(|y| y.get(..4)).and_then(|y| y.parse().ok()),
+        kind: if r.media_type == "tv" { super::engine::TitleKind::Tv } else { super::engine::TitleKind::Movie },
+        season: r.season.map(|s| s as u32),
+        episode: r.episode.map(|e| e as u32),
+        confidence: r.confidence as f32,
+        tmdb_id: Some(r.tmdb_id),
+        reasons: vec!["Recognised from earlier identifications of the same scene.".into()],
+        ..Default::default()
+    };
+    select::Outcome {
+        ranked: vec![best.clone()],
+        best: Some(best),
+        engine: MEMORY.into(),
+        model: None,
+        votes: Vec::new(),
+    }
+}
+
+/// Remembers an engine's answer for the sample's pictures, when it is worth remembering:
+/// a title the catalog knows, given with at least `memory::MIN_CONFIDENCE`, by a cloud engine
+/// (the Library answers for free anyway). An upload close to a remembered answer is linked to
+/// that one instead of being remembered twice. The memory's id, if any.
+async fn remember(
+    deps: Deps<'_>,
+    probe: &memory::Probe,
+    recall: &memory::store::Recall,
+    result: &IdentificationResult,
+) -> Option<i64> {
+    if let Some(near) = recall.near {
+        return Some(near);
+    }
+    let tmdb_id = result.tmdb_id?;
+    if result.engine == "library" || result.details_unavailable || result.confidence < memory::MIN_CONFIDENCE {
+        return None;
+    }
+    let answer = memory::store::NewAnswer {
+        tmdb_id,
+        media_type: result.media_type.clone(),
+        season: result.season,
+        episode: result.episode,
+        title: result.title.clone(),
+        year: result.year.clone(),
+        engine: result.engine.clone(),
+        confidence: result.confidence,
+        media_kind: result.media_kind.clone(),
+    };
+    match deps.memory.remember(deps.db, probe, answer).await {
+        Ok(id) => id,
+        Err(e) => {
+            tracing::warn!(error = %e, "the answer could not be remembered");
+            None
+        }
+    }
+}
+
 /// A stored answer for the same bytes and mode, stored again as a new identification of
 /// this caller (own id, own history row), with no engine paid.
+///
+/// The caller's own earlier answer comes back whole (marked `cached`). Someone else's comes
+/// back only as its public shape ([`PublicResult`]: the title and its catalog facts, never
+/// their transcript, the engines' reasons or votes), built afresh as this caller's result
+/// and not marked: nothing in it tells that another person identified this file. A Library
+/// answer of someone else's is not reused at all: answering it again costs nothing paid, and
+/// gives this caller a preview link of their own.
 pub async fn reuse(deps: Deps<'_>, req: &Request<'_>) -> Result<Option<IdentificationResult>, PipelineError> {
-    let Some(mut r) = store::find_reusable(deps.db, &req.upload.sha256, req.mode.as_str()).await? else {
+    let Some(stored) = store::find_reusable(deps.db, &req.upload.sha256, req.mode.as_str(), req.user_id).await? else {
         return Ok(None);
     };
+    let stored_memory = stored.memory_id;
+    let mut r = if stored.is_owner(req.user_id) {
+        let mut own = stored.result;
+        own.cached = true;
+        own
+    } else {
+        // A Library answer costs nothing to give again; a result its owner corrected to a
+        // title of their choosing is theirs alone (the memory's rule decides for others).
+        if stored.result.engine == "library" || stored.result.correction.as_ref().is_some_and(|c| c.by == "you") {
+            return Ok(None);
+        }
+        let engine = stored.result.engine.clone();
+        let model = stored.result.model.clone();
+        let media_kind = stored.result.media_kind.clone();
+        // The ranked titles are the engine's answer about the film (title, year, score),
+        // nothing of the person; the request's `candidates=N` decides how many are shown.
+        let candidates = stored.result.candidates.clone();
+        let correction = stored.result.correction.clone();
+        let from_memory = stored.result.from_memory.clone();
+        let mut fresh = IdentificationResult::from(PublicResult::from(stored.result));
+        fresh.correction = correction;
+        fresh.from_memory = from_memory;
+        fresh.engine = engine;
+        fresh.model = model;
+        fresh.media_kind = media_kind;
+        fresh.candidates = candidates;
+        fresh
+    };
+    r.reused = true;
     r.identification_id = store::new_id();
-    r.cached = true;
+    r.mode = req.mode.as_str().into();
     r.timings = Default::default();
     r.timings.upload_ms = req.upload_ms;
     r.timings.total_ms = ms_since(req.started);
     r.created_at = chrono::Utc::now().to_rfc3339();
     store::insert(
         deps.db,
-        store::NewRow { user_id: req.user_id, content_hash: &req.upload.sha256, mode: req.mode.as_str(), result: &r },
+        store::NewRow {
+            user_id: req.user_id,
+            content_hash: &req.upload.sha256,
+            mode: req.mode.as_str(),
+            result: &r,
+            memory_id: stored_memory,
+        },
     )
     .await?;
     Ok(Some(r))

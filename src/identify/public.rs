@@ -12,7 +12,9 @@
 //! their times) stays out like `timestamp`: it describes the operator's library, not the title.
 use serde::Serialize;
 
-use super::result::{Award, BoxOffice, CastMember, IdentificationResult, SimilarTitle, StreamingPlatforms, Trailer};
+use super::result::{
+    Award, BoxOffice, CastMember, DetailsReason, IdentificationResult, SimilarTitle, StreamingPlatforms, Trailer,
+};
 
 /// Field names are those of [`IdentificationResult`], so the result view renders either.
 #[derive(Clone, Debug, Serialize, PartialEq, utoipa::ToSchema)]
@@ -55,12 +57,14 @@ pub struct PublicResult {
     pub details_unavailable: bool,
     /// One of our own fixed sentences about missing catalog details.
     pub notice: Option<String>,
+    pub details_reason: Option<DetailsReason>,
     pub tmdb_url: Option<String>,
     pub created_at: String,
 }
 
 impl From<IdentificationResult> for PublicResult {
-    fn from(r: IdentificationResult) -> Self {
+    fn from(mut r: IdentificationResult) -> Self {
+        r.settle_legacy_notice();
         Self {
             identification_id: r.identification_id,
             id: r.id,
@@ -96,9 +100,58 @@ impl From<IdentificationResult> for PublicResult {
             box_office: r.box_office,
             awards: r.awards,
             notice: r.notice.filter(|_| r.details_unavailable),
+            details_reason: r.details_reason.filter(|_| r.details_unavailable),
             details_unavailable: r.details_unavailable,
             tmdb_url: r.tmdb_url,
             created_at: r.created_at,
+        }
+    }
+}
+
+/// A result made of the public fields only (everything else empty): what another person's
+/// answer may give when it is reused for someone new.
+impl From<PublicResult> for IdentificationResult {
+    fn from(p: PublicResult) -> Self {
+        Self {
+            identification_id: p.identification_id,
+            id: p.id,
+            tmdb_id: p.tmdb_id,
+            imdb_id: p.imdb_id,
+            title: p.title,
+            original_title: p.original_title,
+            year: p.year,
+            media_type: p.media_type,
+            season: p.season,
+            episode: p.episode,
+            episode_title: p.episode_title,
+            runtime: p.runtime,
+            runtime_minutes: p.runtime_minutes,
+            director: p.director,
+            rating: p.rating,
+            confidence: p.confidence,
+            confidence_score: p.confidence_score,
+            genres: p.genres,
+            description: p.description,
+            tagline: p.tagline,
+            poster_url: p.poster_url,
+            backdrop_url: p.backdrop_url,
+            trailer_url: p.trailer_url,
+            trailers: p.trailers,
+            cast: p.cast,
+            language: p.language,
+            country: p.country,
+            classification: p.classification,
+            streaming_platforms: p.streaming_platforms,
+            fun_facts: p.fun_facts,
+            similar_movies: p.similar_movies,
+            box_office: p.box_office,
+            awards: p.awards,
+            details_unavailable: p.details_unavailable,
+            notice: p.notice,
+            details_reason: p.details_reason,
+            tmdb_url: p.tmdb_url,
+            created_at: p.created_at,
+            ..Default::default()
         }
     }
 }

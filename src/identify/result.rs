@@ -8,6 +8,32 @@ use serde::{Deserialize, Serialize};
 
 use super::engine::{SceneAppearance, Timestamp};
 
+/// Why a result carries no catalog details.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum DetailsReason {
+    /// The server has no catalog key (TMDB): set-up the operator can fix.
+    NoCatalogKey,
+    /// The catalog does not know the title.
+    NotFound,
+    /// The catalog failed or timed out.
+    CatalogFailed,
+}
+
+/// What a visitor reads when the server has no catalog key: nothing about our set-up.
+pub const NOTICE_NO_CATALOG: &str = "Movie details are unavailable right now. Showing what the AI engine recognised.";
+
+impl IdentificationResult {
+    /// A result stored before `detailsReason` existed said "the server has no TMDB key
+    /// (TMDB_API_KEY or TMDB_READ_TOKEN)" in its notice; it reads as the visitor's sentence now.
+    pub fn settle_legacy_notice(&mut self) {
+        if self.details_reason.is_none() && self.notice.as_deref().is_some_and(|n| n.contains("TMDB_API_KEY")) {
+            self.details_reason = Some(DetailsReason::NoCatalogKey);
+            self.notice = Some(NOTICE_NO_CATALOG.into());
+        }
+    }
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase", default)]
 pub struct IdentificationResult {
@@ -78,11 +104,24 @@ pub struct IdentificationResult {
     pub media_kind: String,
     /// Milliseconds spent per step.
     pub timings: Timings,
-    /// True when the answer was reused from an earlier identification of the same file.
+    /// True when the answer was reused from the person's own earlier identification of the
+    /// same file.
     pub cached: bool,
-    /// True when catalog details (TMDB) could not be fetched; `notice` says why.
+    /// The answer was reused, the person's own or another's public shape (no engine was
+    /// paid). Never sent or stored: for the operator's counts only.
+    #[serde(skip)]
+    pub reused: bool,
+    /// Answered from the answer memory: recognised from earlier identifications, with no
+    /// engine asked (`engine` is `memory`).
+    pub from_memory: Option<FromMemory>,
+    /// The owner said the answer was wrong and picked this title, or the remembered answer
+    /// was corrected by people or an administrator: what the engine had said.
+    pub correction: Option<Correction>,
+    /// True when catalog details (TMDB) could not be fetched; `notice` says so in words fit
+    /// for anyone, `detailsReason` says why (an administrator's page names the set-up).
     pub details_unavailable: bool,
     pub notice: Option<String>,
+    pub details_reason: Option<DetailsReason>,
     /// The catalog page, e.g. `https://www.themoviedb.org/movie/603`.
     pub tmdb_url: Option<String>,
     /// RFC 3339.
@@ -235,4 +274,27 @@ impl From<&super::engine::Candidate> for RankedCandidate {
             timestamp: c.timestamp,
         }
     }
+}
+
+/// How an answer from memory was known.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct FromMemory {
+    /// People who confirmed this answer ("Was this right?" yes, or picked it).
+    pub confirmations: u32,
+    /// The engine that first gave it.
+    pub engine: String,
+}
+
+/// A corrected answer: who corrected it and what was said before.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Correction {
+    /// `you` (the owner picked it), `people` (the corrections rule) or `admin`.
+    pub by: String,
+    /// The title the answer had before.
+    pub previous_title: String,
+    pub previous_year: Option<String>,
+    /// RFC 3339.
+    pub at: String,
 }

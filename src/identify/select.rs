@@ -10,8 +10,9 @@
 //! - `auto` (SPEC section 4): the admin's `ai_primary_model`, else the user's
 //!   `defaultAiModel`, else the recommended engine, the first of these that is usable. A
 //!   usable Library engine is asked first: a confident match (≥ [`LIBRARY_SHORTCUT`])
-//!   answers without paying a cloud engine. When the chosen cloud engine fails, the next
-//!   usable one is tried while time remains.
+//!   answers without paying a cloud engine. Then an answer from the answer memory
+//!   (`identify::memory`), when the pipeline found one, answers without any engine. When the
+//!   chosen cloud engine fails, the next usable one is tried while time remains.
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,7 +64,9 @@ pub fn recommended(set: &EngineSet) -> String {
         .unwrap_or_else(|| "auto".into())
 }
 
-/// Runs the engines the mode calls for.
+/// Runs the engines the mode calls for. `remembered` is the answer memory's answer for this
+/// sample, as an outcome (engine `memory`): `auto` gives it after the Library's shortcut and
+/// before any cloud engine; a named engine and the ensemble are still asked.
 pub async fn run(
     mode: Mode,
     set: &EngineSet,
@@ -71,6 +74,7 @@ pub async fn run(
     user_default: Option<&str>,
     sample: &super::engine::Sample,
     deadline: Instant,
+    remembered: Option<Outcome>,
 ) -> Result<Result<Outcome, EngineError>, PlanError> {
     match mode {
         Mode::Engine(id) => {
@@ -90,7 +94,7 @@ pub async fn run(
             }
             Ok(run_ensemble(&engines, sample, deadline).await)
         }
-        Mode::Auto => run_auto(set, primary_setting, user_default, sample, deadline).await,
+        Mode::Auto => run_auto(set, primary_setting, user_default, sample, deadline, remembered).await,
     }
 }
 
@@ -100,6 +104,7 @@ async fn run_auto(
     user_default: Option<&str>,
     sample: &super::engine::Sample,
     deadline: Instant,
+    remembered: Option<Outcome>,
 ) -> Result<Result<Outcome, EngineError>, PlanError> {
     let usable = set.all_usable();
     if usable.is_empty() {
@@ -115,6 +120,7 @@ async fn run_auto(
             }
         });
     let mut library_vote = None;
+    let mut library_failed = None;
     if pick != Some(Mode::Engine(EngineId::Library))
         && let Some(lib) = set.usable(EngineId::Library)
     {
@@ -124,8 +130,14 @@ async fn run_auto(
         match out {
             Ok(o) if o.best.as_ref().is_some_and(|b| b.confidence >= LIBRARY_SHORTCUT) => return Ok(Ok(o)),
             Ok(o) => library_vote = Some(o),
-            Err(e) => tracing::warn!(error = %e, "library engine failed; asking the cloud engines"),
+            Err(e) => {
+                tracing::warn!(error = %e, "library engine failed; asking the cloud engines");
+                library_failed = Some(e);
+            }
         }
+    }
+    if let Some(o) = remembered {
+        return Ok(Ok(o));
     }
     if pick == Some(Mode::Ensemble) {
         let engines: Vec<_> =
@@ -139,9 +151,11 @@ async fn run_auto(
     }
     let rest: Vec<EngineId> = PREFERENCE.iter().copied().filter(|id| !order.contains(id)).collect();
     order.extend(rest);
-    let mut last_err = None;
+    // The library's failure stands when no other engine gets to answer.
+    let library_asked = library_vote.is_some() || library_failed.is_some();
+    let mut last_err = library_failed;
     for id in order {
-        if id == EngineId::Library && library_vote.is_some() {
+        if id == EngineId::Library && library_asked {
             continue;
         }
         let Some(engine) = set.usable(id) else { continue };
@@ -363,7 +377,10 @@ fn error_rank(e: &EngineError) -> u8 {
         EngineError::Provider { .. } => 1,
         EngineError::Refused(_) => 2,
         EngineError::RateLimited => 3,
-        EngineError::Unavailable(_) | EngineError::BadAnswer(_) | EngineError::Unsupported(_) => 4,
+        EngineError::Unavailable(_)
+        | EngineError::BadAnswer(_)
+        | EngineError::Unsupported(_)
+        | EngineError::IndexUnavailable(_) => 4,
         EngineError::Timeout => 5,
     }
 }

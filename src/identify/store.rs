@@ -22,6 +22,8 @@ pub struct NewRow<'a> {
     pub content_hash: &'a str,
     pub mode: &'a str,
     pub result: &'a IdentificationResult,
+    /// The remembered answer it was answered from or remembered as (`identify::memory`).
+    pub memory_id: Option<i64>,
 }
 
 pub async fn insert(db: &impl ConnectionTrait, row: NewRow<'_>) -> Result<(), sea_orm::DbErr> {
@@ -44,6 +46,7 @@ pub async fn insert(db: &impl ConnectionTrait, row: NewRow<'_>) -> Result<(), se
         total_ms: Set(r.timings.total_ms as i64),
         created_at: Set(created),
         shared: Set(true),
+        memory_id: Set(row.memory_id),
     }
     .insert(db)
     .await?;
@@ -60,6 +63,8 @@ pub struct Stored {
     /// The person who made it (`None`: a guest).
     pub user_id: Option<i64>,
     pub shared: bool,
+    /// The remembered answer it is linked to.
+    pub memory_id: Option<i64>,
 }
 
 impl Stored {
@@ -74,7 +79,7 @@ pub async fn find(db: &impl ConnectionTrait, id: &str) -> Result<Option<Stored>,
         return Ok(None);
     }
     let Some(row) = identification::Entity::find_by_id(id.to_owned()).one(db).await? else { return Ok(None) };
-    Ok(parse(&row).map(|result| Stored { result, user_id: row.user_id, shared: row.shared }))
+    Ok(parse(&row).map(|result| Stored { result, user_id: row.user_id, shared: row.shared, memory_id: row.memory_id }))
 }
 
 /// Starts or stops sharing `id`, which must be `user_id`'s; false when it is not theirs.
@@ -96,21 +101,31 @@ pub async fn set_shared(
     Ok(res.rows_affected == 1)
 }
 
-/// An earlier answer for the same bytes and mode, if recent.
+/// An earlier answer for the same bytes and mode, if recent: the asker's own first, else anyone's.
 pub async fn find_reusable(
     db: &impl ConnectionTrait,
     content_hash: &str,
     mode: &str,
-) -> Result<Option<IdentificationResult>, sea_orm::DbErr> {
+    asker: Option<i64>,
+) -> Result<Option<Stored>, sea_orm::DbErr> {
     let since = Utc::now() - chrono::Duration::days(REUSE_DAYS);
-    let row = identification::Entity::find()
-        .filter(identification::Column::ContentHash.eq(content_hash))
-        .filter(identification::Column::Mode.eq(mode))
-        .filter(identification::Column::CreatedAt.gt(since))
-        .order_by_desc(identification::Column::CreatedAt)
-        .one(db)
-        .await?;
-    Ok(row.as_ref().and_then(parse))
+    let recent = || {
+        identification::Entity::find()
+            .filter(identification::Column::ContentHash.eq(content_hash))
+            .filter(identification::Column::Mode.eq(mode))
+            .filter(identification::Column::CreatedAt.gt(since))
+            .order_by_desc(identification::Column::CreatedAt)
+    };
+    let mut row = None;
+    if let Some(me) = asker {
+        row = recent().filter(identification::Column::UserId.eq(me)).one(db).await?;
+    }
+    if row.is_none() {
+        row = recent().one(db).await?;
+    }
+    Ok(row.and_then(|row| {
+        parse(&row).map(|result| Stored { result, user_id: row.user_id, shared: row.shared, memory_id: row.memory_id })
+    }))
 }
 
 /// One history entry (SPEC section 3 "History item").
@@ -245,10 +260,25 @@ pub async fn history(
     };
     let skip = crate::db::sql_offset(Ord::max(page, 1).saturating_sub(1).saturating_mul(limit));
     let rows = q.offset(skip).limit(limit).all(db).await?;
-    Ok((rows.iter().map(history_item).collect(), total, all))
+    let verdicts =
+        crate::services::feedback::verdicts(db, user_id, rows.iter().map(|r| r.id.clone()).collect()).await?;
+    let items = rows
+        .iter()
+        .map(|row| {
+            let mut item = history_item(row);
+            if let (Some(v), Value::Object(m)) = (verdicts.get(&row.id), &mut item.full_result) {
+                m.insert("feedback".into(), json!(v));
+            }
+            item
+        })
+        .collect();
+    Ok((items, total, all))
 }
 
+/// Deletes `user_id`'s identifications. What they earned from them is awarded first, so
+/// clearing a history never loses an achievement that was due.
 pub async fn clear_history(db: &impl ConnectionTrait, user_id: i64) -> Result<u64, sea_orm::DbErr> {
+    crate::services::achievements::award(db, user_id).await?;
     Ok(identification::Entity::delete_many()
         .filter(identification::Column::UserId.eq(user_id))
         .exec(db)

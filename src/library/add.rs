@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::fingerprint::fingerprint_video;
 use super::hash::Hash;
-use super::store::{self, Catalog, VideoMeta, VideoRecord};
+use super::index::entries::VideoEntries;
+use super::store::{Catalog, VideoMeta, VideoRecord};
 use super::{LibraryIndex, audio, frames, meta};
 
 /// Extensions `library add` picks up when walking folders.
@@ -142,7 +143,7 @@ impl LibraryIndex {
         let existing = Catalog::load(&self.dir)?.by_path(&path).cloned();
         let mut partial = None;
         if let Some(old) = &existing {
-            let current = store::segment_is_current(&self.dir, old.id);
+            let current = self.entries().holds_current(old.id);
             if old.size == size && old.mtime == mtime && meta.is_none() && current {
                 return Ok(AddOutcome::Unchanged);
             }
@@ -169,7 +170,8 @@ impl LibraryIndex {
         // The soundtrack is fingerprinted on its own thread while the picture decodes.
         let (fingerprints, landmarks) = std::thread::scope(|scope| {
             let sound = scope.spawn(|| audio_landmarks(&path, &probe, &budget));
-            let picture = fingerprint_video(&path, &probe, progress);
+            let cancel = progress.cancel().cloned();
+            let picture = fingerprint_video(&path, &probe, &mut |s| progress.advance(s), cancel.as_ref());
             (picture, sound.join().unwrap_or_default())
         });
         // Cancelled while either half ran: a video without its sound tier must not be published.
@@ -186,13 +188,13 @@ impl LibraryIndex {
             c.next_id = id + 1;
             Ok(id)
         })?;
-        let tiers = store::Tiers {
+        let entries = VideoEntries {
             frames: &fingerprints.frames,
             crops: &fingerprints.crops,
             uppers: &fingerprints.uppers,
             stills: &fingerprints.stills,
         };
-        store::write_segment(&self.dir, id, tiers)?;
+        self.entries().put(id, &entries)?;
         if !landmarks.is_empty() {
             audio::write_landmarks(&self.dir, id, &landmarks)?;
         }
@@ -218,7 +220,9 @@ impl LibraryIndex {
             Ok(old)
         })?;
         for old in &replaced {
-            let _ = fs::remove_file(store::segment_path(&self.dir, *old));
+            if let Err(e) = self.entries().remove(*old) {
+                tracing::warn!("library: the entries of replaced video {old} stay behind: {e}");
+            }
             let _ = fs::remove_file(audio::landmarks_path(&self.dir, *old));
         }
         let frames = record.frames;
@@ -239,7 +243,7 @@ impl LibraryIndex {
             c.next_id = id + 1;
             Ok(id)
         })?;
-        store::write_segment(&self.dir, id, store::Tiers { frames, crops, uppers: &[], stills: &[] })?;
+        self.entries().put(id, &VideoEntries { frames, crops, ..Default::default() })?;
         self.update_catalog(|c| {
             c.videos.push(VideoRecord {
                 id,

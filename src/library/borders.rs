@@ -7,7 +7,7 @@
 //!
 //! The index never uses it (indexed frames are whole pictures): it only adds a query
 //! hypothesis, so a wrong guess costs a scan, not a miss.
-use super::hash::{GrayView, Rect};
+use super::picture::{GrayView, Rect};
 
 /// A row (column) belongs to a side when at least this share of its pixels jump by [`JUMP`]
 /// gray levels across it.
@@ -199,6 +199,20 @@ pub fn centred(r: Rect, w: usize, h: usize) -> Option<Rect> {
         (c.y0, c.y1) = (bar, h - bar);
     }
     (c != r && c.x1 > c.x0 + w / 8 && c.y1 > c.y0 + h / 8).then_some(c)
+}
+
+/// Sides (pixels) a still's bars are looked for at: a blur that is one pixel wide in the
+/// 128 square is three here, and the sharp picture's finest detail survives.
+const FINE_SIDE: u32 = 384;
+
+/// [`detail_area`] of a picture judged at up to [`FINE_SIDE`]
+/// pixels a side, mapped onto the `side`² square the hashes are cut from.
+pub(super) fn fine_detail_area(gray: &image::GrayImage, side: usize) -> Rect {
+    let (w, h) = (gray.width().min(FINE_SIDE), gray.height().min(FINE_SIDE));
+    let fine = if (w, h) == gray.dimensions() { gray.clone() } else { image::imageops::thumbnail(gray, w, h) };
+    let (w, h) = (w as usize, h as usize);
+    let r = detail_area(GrayView { width: w, height: h, pixels: fine.as_raw() });
+    rescale(r, (w, h), (side, side))
 }
 
 #[cfg(test)]

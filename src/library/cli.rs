@@ -80,11 +80,12 @@ impl Progress for Bar {
 
 pub async fn run(cmd: LibraryCommand, config: Config) -> anyhow::Result<()> {
     let dir = config.library.dir.clone();
-    tokio::task::spawn_blocking(move || run_blocking(cmd, &dir)).await?
+    let backend = config.library.index.clone();
+    tokio::task::spawn_blocking(move || run_blocking(cmd, &dir, &backend)).await?
 }
 
-fn run_blocking(cmd: LibraryCommand, dir: &Path) -> anyhow::Result<()> {
-    let index = LibraryIndex::open(dir)?;
+fn run_blocking(cmd: LibraryCommand, dir: &Path, backend: &super::index::backend::Backend) -> anyhow::Result<()> {
+    let index = LibraryIndex::open_on(dir, backend)?;
     match cmd {
         LibraryCommand::Add { paths } => {
             let bar = ProgressBar::new(0);
@@ -108,6 +109,11 @@ fn run_blocking(cmd: LibraryCommand, dir: &Path) -> anyhow::Result<()> {
             for (path, why) in &report.failed {
                 eprintln!("skipped {}: {why}", path.display());
             }
+            if let Some(m) = index.milvus() {
+                // Seal what was written and give the collection the index its size calls for.
+                let plan = m.fit_index()?;
+                println!("{}: {} entries, {}", index.backend(), index.frame_count(), plan.name());
+            }
             Ok(())
         }
         LibraryCommand::List { json } => {
@@ -116,6 +122,7 @@ fn run_blocking(cmd: LibraryCommand, dir: &Path) -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&videos)?);
                 return Ok(());
             }
+            println!("index: {} ({} entries)", index.backend(), index.frame_count());
             if videos.is_empty() {
                 println!("The library is empty. Add videos with: reelfind library add PATH...");
             }
@@ -193,7 +200,7 @@ fn run_blocking(cmd: LibraryCommand, dir: &Path) -> anyhow::Result<()> {
 pub fn search_file(index: &LibraryIndex, file: &Path) -> anyhow::Result<SearchAnswer> {
     let bytes = std::fs::read(file)?;
     match image::load_from_memory(&bytes) {
-        Ok(img) => Ok(index.search_image(&img)),
+        Ok(img) => index.search_image(&img),
         Err(_) => index.search_clip_av(file),
     }
 }

@@ -1,31 +1,30 @@
-//! Searching a short clip by its picture: every sampled frame's hits vote for one offset
-//! between clip time and video time (see `vote`), whole frames first, the crop tier when they
-//! agree on nothing, then the upper tier (a clip with big subtitles or a player's controls),
-//! the shape tier, and last the screens and windows inside the frames (see `insets`).
+//! Searching a short clip by its picture ([`ClipSearch::run`]): every sampled frame's hits
+//! vote for one offset between clip time and video time (see `vote`), whole frames first, the
+//! crop tier when they agree on nothing, then the upper tier (a clip with big subtitles or a
+//! player's controls), the shape tier, and last the screens and windows inside the frames
+//! (see `insets`); the tiers and thresholds are `policy::CLIP_TIERS`. A clip searched by
+//! picture and soundtrack fuses the two answers ([`fuse`]).
+use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
 use super::frames::Budget;
-use super::hash::{self, FrameHash, GrayView, MIN_QUALITY};
+use super::hash::{self, FrameHash, MIN_QUALITY};
+use super::index::entries::Timelines;
+use super::policy::{CLIP_TIERS, ClipRule, ClipTier};
 use super::shot::Shot;
-use super::store::Segment;
-use super::vote::clip_vote;
-use super::{
-    CROP_ACCEPT, LibraryIndex, LibraryMatch, SHAPE_ACCEPT, STILL_ACCEPT, SearchAnswer, UPPER_ACCEPT, frames, insets,
-    scan,
-};
+use super::store::VideoRecord;
+use super::vote::{ClipVote, clip_vote};
+use super::{LibraryIndex, LibraryMatch, SearchAnswer, frames, insets};
 
-/// How one fallback tier turns a clip frame (squeezed to the frame square) into hypotheses.
-type FrameHypotheses<'a> = &'a dyn Fn(GrayView<'_>) -> Vec<FrameHash>;
-
-/// Clip frames vote with hits up to this distance; the vote, not one frame, decides.
-pub const CLIP_CANDIDATE: u32 = 72;
+/// Agreement of many frames is stronger evidence than one frame's distance: a vote all of
+/// whose frames agree is reported this share closer than their mean distance.
+const AGREEMENT_BONUS: f64 = 0.3;
 
 impl LibraryIndex {
     /// Searches a short clip: every sampled frame looks for near hashes, and the hits vote
-    /// for an offset between clip time and video time; the offset most frames agree on wins.
-    /// When the whole frames agree on nothing, the clip may be cropped: the crop tier is
-    /// searched the same way with each frame's crop hypotheses.
+    /// for an offset between clip time and video time; the offset most frames agree on wins
+    /// (see [`ClipSearch::run`]).
     pub fn search_clip(&self, path: &Path) -> anyhow::Result<SearchAnswer> {
         self.search_clip_within(path, &Budget::default())
     }
@@ -34,100 +33,24 @@ impl LibraryIndex {
     /// sniffed type, the request's cancel token).
     pub fn search_clip_within(&self, path: &Path, budget: &Budget) -> anyhow::Result<SearchAnswer> {
         let started = Instant::now();
-        let (segments, videos) = self.snapshot();
-        let total: u64 = segments.iter().map(|s| s.len() as u64).sum();
-        if segments.is_empty() {
+        let videos = self.videos();
+        let entries = self.entries();
+        if videos.is_empty() || entries.is_empty() {
             return Ok(SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started));
         }
         let probe = frames::probe_as(path, budget.format)?;
-        let mut query: Vec<(f64, Vec<FrameHash>)> = Vec::new();
-        let mut pictures: Vec<Vec<u8>> = Vec::new();
-        let seconds = budget.seconds(probe.duration);
-        frames::decode_frames(path, frames::CLIP_FPS, seconds, budget, |t, px| {
-            let view = frames::frame_view(px);
-            let hypotheses = hash::query_hashes(view);
-            if hypotheses[0].quality >= MIN_QUALITY {
-                query.push((t, hypotheses));
-                pictures.push(px.to_vec());
-            }
-        })?;
-        if query.is_empty() {
-            return Ok(SearchAnswer::none(
-                "The clip is too dark or too flat to match against the library.",
-                total,
-                videos.len(),
-                started,
-            ));
-        }
-        let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        let times: Vec<f64> = query.iter().map(|(t, _)| *t).collect();
-        let per_frame: Vec<Vec<FrameHash>> = query.into_iter().map(|(_, h)| h).collect();
-        let mut found = clip_vote(&refs, scan::Section::Frames, &per_frame, &times, CLIP_CANDIDATE, STILL_ACCEPT);
-        let mut accept = STILL_ACCEPT;
-        let mut tier = "clip";
-        // When whole frames agree on nothing, each frame's fallback hypotheses vote in turn:
-        let fallbacks: [(scan::Section, u32, FrameHypotheses); 3] = [
-            // the indexed centre windows inside a cropped picture;
-            (scan::Section::Crops, CROP_ACCEPT, &|view| hash::crop_query_hashes(view)),
-            // the tops of each frame's own rectangles (the lower part may be covered);
-            (scan::Section::Upper, UPPER_ACCEPT, &|view| hash::upper_query_hashes(view, &hash::query_rects(view))),
-            // where each film shape would lie, centred in a canvas of another shape.
-            (scan::Section::Frames, SHAPE_ACCEPT, &|view| hash::shape_query_hashes(view, (probe.width, probe.height))),
-        ];
-        for (section, tier_accept, hypotheses) in fallbacks {
-            if found.is_some() {
-                break;
-            }
-            let per_picture: Vec<Vec<FrameHash>> =
-                pictures.iter().map(|px| hypotheses(frames::frame_view(px))).collect();
-            found = clip_vote(&refs, section, &per_picture, &times, tier_accept, tier_accept);
-            accept = tier_accept;
-        }
-        // A phone's video of a screen, a video playing in a window: the screens and windows
-        // of the clip's frames, decoded larger (see `insets`), against whole frames.
-        let mut times = times;
-        if found.is_none() {
-            let (inset_times, per_inset) =
-                insets::inset_hypotheses(path, (probe.width, probe.height), seconds, budget)?;
-            if per_inset.iter().any(|h| !h.is_empty()) {
-                found = clip_vote(&refs, scan::Section::Frames, &per_inset, &inset_times, STILL_ACCEPT, STILL_ACCEPT);
-                (accept, times, tier) = (STILL_ACCEPT, inset_times, "clip inset");
-            }
-        }
-        let Some(vote) = found else {
-            return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));
+        let search = ClipSearch {
+            library: self,
+            timelines: Timelines::new(entries),
+            total: entries.len(),
+            videos,
+            path,
+            budget,
+            seconds: budget.seconds(probe.duration),
+            probe,
+            started,
         };
-        let seg = refs[vote.segment];
-        let Some(video) = videos.get(&seg.video_id) else {
-            return Ok(SearchAnswer::none("No match in the library.", total, videos.len(), started));
-        };
-        let from = (vote.offset as f64 / frames::CLIP_FPS as f64).max(0.0);
-        let to = (from + probe.duration.min(seconds)).min(video.duration);
-        let at = (from + times[vote.best_frame]).min(video.duration);
-        // Agreement of many frames is stronger evidence than one frame's distance.
-        let share = vote.support as f64 / times.len() as f64;
-        let effective = (vote.mean * (1.0 - 0.3 * share)).round() as u32;
-        let mut m = self.make_match(video, from, at, to, effective, accept, tier, vote.mirrored);
-        // Other videos the same footage is in, placed the same way.
-        m.also_in = vote
-            .also
-            .iter()
-            .filter_map(|&(segment, offset, mean)| {
-                let other = videos.get(&refs[segment].video_id)?;
-                let from = (offset as f64 / frames::CLIP_FPS as f64).max(0.0);
-                let to = (from + probe.duration.min(seconds)).min(other.duration);
-                let at = (from + times[vote.best_frame]).min(other.duration);
-                let dist = (mean * (1.0 - 0.3 * share)).round() as u32;
-                Some(Self::appearance(other, Shot { from, at, to, entries: (0, 0) }, dist, accept))
-            })
-            .collect();
-        Ok(SearchAnswer {
-            best: Some(m),
-            reason: None,
-            frames_searched: total,
-            videos: videos.len(),
-            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
-        })
+        search.run()
     }
 
     /// Searches a clip by picture and soundtrack and fuses the answers: when both tiers name
@@ -167,6 +90,165 @@ impl LibraryIndex {
     }
 }
 
+/// One clip's search by its picture, stage by stage (see [`ClipSearch::run`]).
+struct ClipSearch<'a> {
+    library: &'a LibraryIndex,
+    /// The index, and the timelines of it the votes have walked along.
+    timelines: Timelines<'a>,
+    /// Entries in the index when the search started.
+    total: u64,
+    videos: HashMap<u32, VideoRecord>,
+    path: &'a Path,
+    budget: &'a Budget,
+    probe: frames::Probe,
+    /// Seconds of the clip decoded at most.
+    seconds: f64,
+    started: Instant,
+}
+
+/// A clip's frames squeezed to the frame square, with their times (those not too flat).
+struct Decoded {
+    times: Vec<f64>,
+    /// Each frame's own hypotheses (see [`hash::query_hashes`]).
+    hypotheses: Vec<Vec<FrameHash>>,
+    pictures: Vec<Vec<u8>>,
+}
+
+/// The vote that stood, the tier it stood in, and the times of the frames that voted.
+struct Voted {
+    vote: ClipVote,
+    rule: ClipRule,
+    times: Vec<f64>,
+}
+
+impl ClipSearch<'_> {
+    /// The pipeline: the clip's frames decoded; their own cuts vote against whole frames;
+    /// when they agree on nothing, the crop, upper and shape tiers' hypotheses of each frame
+    /// vote in turn, then the screens and windows of frames decoded larger; the vote that
+    /// stands is told with the other videos the footage is in.
+    fn run(&self) -> anyhow::Result<SearchAnswer> {
+        let Some(decoded) = self.decode()? else {
+            return Ok(self.none("The clip is too dark or too flat to match against the library."));
+        };
+        let mut voted = self.vote_whole(&decoded)?;
+        if voted.is_none() {
+            voted = self.vote_fallbacks(&decoded)?;
+        }
+        if voted.is_none() {
+            voted = self.vote_insets()?;
+        }
+        match voted {
+            Some(voted) => Ok(self.report(voted)),
+            None => Ok(self.none("No match in the library.")),
+        }
+    }
+
+    fn none(&self, reason: &str) -> SearchAnswer {
+        SearchAnswer::none(reason, self.total, self.videos.len(), self.started)
+    }
+
+    /// Stage 1: the clip decoded at [`frames::CLIP_FPS`] to the frame square; `None` when
+    /// every frame is too flat to say anything.
+    fn decode(&self) -> anyhow::Result<Option<Decoded>> {
+        let mut decoded = Decoded { times: Vec::new(), hypotheses: Vec::new(), pictures: Vec::new() };
+        frames::decode_frames(self.path, frames::CLIP_FPS, self.seconds, self.budget, |t, px| {
+            let hypotheses = hash::query_hashes(frames::frame_view(px));
+            if hypotheses[0].quality >= MIN_QUALITY {
+                decoded.times.push(t);
+                decoded.hypotheses.push(hypotheses);
+                decoded.pictures.push(px.to_vec());
+            }
+        })?;
+        Ok((!decoded.times.is_empty()).then_some(decoded))
+    }
+
+    /// Stage 2: each frame's own cuts against whole frames.
+    fn vote_whole(&self, decoded: &Decoded) -> anyhow::Result<Option<Voted>> {
+        self.vote(CLIP_TIERS[0], &decoded.hypotheses, &decoded.times)
+    }
+
+    /// Stage 3: when the whole frames agree on nothing, each frame's hypotheses of the
+    /// crop, upper and shape tiers vote in turn; the first vote that stands answers.
+    fn vote_fallbacks(&self, decoded: &Decoded) -> anyhow::Result<Option<Voted>> {
+        for rule in [CLIP_TIERS[1], CLIP_TIERS[2], CLIP_TIERS[3]] {
+            let per_picture: Vec<Vec<FrameHash>> =
+                decoded.pictures.iter().map(|px| self.fallback_hypotheses(rule.tier, px)).collect();
+            if let Some(voted) = self.vote(rule, &per_picture, &decoded.times)? {
+                return Ok(Some(voted));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A frame's hypotheses in a fallback tier: the indexed centre windows inside a cropped
+    /// picture; the tops of its own rectangles (the lower part may be covered); where each
+    /// film shape would lie, centred in a canvas of another shape.
+    fn fallback_hypotheses(&self, tier: ClipTier, px: &[u8]) -> Vec<FrameHash> {
+        let view = frames::frame_view(px);
+        match tier {
+            ClipTier::Crop => hash::crop_query_hashes(view),
+            ClipTier::Upper => hash::upper_query_hashes(view, &hash::query_rects(view)),
+            ClipTier::Shape => hash::shape_query_hashes(view, (self.probe.width, self.probe.height)),
+            ClipTier::Frame | ClipTier::Inset => hash::query_hashes(view),
+        }
+    }
+
+    /// Stage 4: a phone's video of a screen, a video playing in a window: the screens and
+    /// windows of the clip's frames, decoded larger (see `insets`), against whole frames.
+    fn vote_insets(&self) -> anyhow::Result<Option<Voted>> {
+        let size = (self.probe.width, self.probe.height);
+        let (times, per_inset) = insets::inset_hypotheses(self.path, size, self.seconds, self.budget)?;
+        if per_inset.iter().all(Vec::is_empty) {
+            return Ok(None);
+        }
+        self.vote(CLIP_TIERS[4], &per_inset, &times)
+    }
+
+    /// One tier's vote (see [`clip_vote`]).
+    fn vote(&self, rule: ClipRule, per_frame: &[Vec<FrameHash>], times: &[f64]) -> anyhow::Result<Option<Voted>> {
+        let vote = clip_vote(&self.timelines, rule.section, per_frame, times, rule.candidate, rule.accept)?;
+        Ok(vote.map(|vote| Voted { vote, rule, times: times.to_vec() }))
+    }
+
+    /// Stage 5: the vote as the answer: the clip's span in the video, the frame closest to
+    /// its indexed twin as `at`, and the other videos the footage is in, placed the same way.
+    fn report(&self, voted: Voted) -> SearchAnswer {
+        let Voted { vote, rule, times } = voted;
+        let Some(video) = self.videos.get(&vote.video) else { return self.none("No match in the library.") };
+        let length = self.probe.duration.min(self.seconds);
+        let placed = |offset: i64, duration: f64| {
+            let from = (offset as f64 / frames::CLIP_FPS as f64).max(0.0);
+            (from, (from + times[vote.best_frame]).min(duration), (from + length).min(duration))
+        };
+        let share = vote.support as f64 / times.len() as f64;
+        let effective = |mean: f64| (mean * (1.0 - AGREEMENT_BONUS * share)).round() as u32;
+        let (from, at, to) = placed(vote.offset, video.duration);
+        let mut m =
+            self.library.make_match(video, from, at, to, effective(vote.mean), rule.accept, rule.name, vote.mirrored);
+        m.also_in = vote
+            .also
+            .iter()
+            .filter_map(|&(other, offset, mean)| {
+                let other = self.videos.get(&other)?;
+                let (from, at, to) = placed(offset, other.duration);
+                Some(LibraryIndex::appearance(
+                    other,
+                    Shot { from, at, to, entries: (0, 0) },
+                    effective(mean),
+                    rule.accept,
+                ))
+            })
+            .collect();
+        SearchAnswer {
+            best: Some(m),
+            reason: None,
+            frames_searched: self.total,
+            videos: self.videos.len(),
+            elapsed_ms: self.started.elapsed().as_secs_f64() * 1e3,
+        }
+    }
+}
+
 /// Fuses a picture match and a sound match of the same clip.
 pub fn fuse(visual: LibraryMatch, audio: LibraryMatch) -> LibraryMatch {
     let agree = visual.video_id == audio.video_id && (visual.from - audio.from).abs() <= 1.0;
@@ -186,5 +268,50 @@ pub fn fuse(visual: LibraryMatch, audio: LibraryMatch) -> LibraryMatch {
         audio
     } else {
         visual
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(video_id: u32, from: f64, similarity: f32, tier: &'static str) -> LibraryMatch {
+        LibraryMatch {
+            video_id,
+            title: format!("video {video_id}"),
+            year: None,
+            media_type: "movie",
+            show: None,
+            season: None,
+            episode: None,
+            file: String::new(),
+            from,
+            at: from,
+            to: from + 3.0,
+            similarity,
+            distance: 30,
+            tier,
+            mirrored: false,
+            preview_url: String::new(),
+            also_in: Vec::new(),
+            looked: None,
+        }
+    }
+
+    #[test]
+    fn picture_and_sound_that_agree_make_one_stronger_answer() {
+        let fused = fuse(answer(3, 12.25, 0.5, "clip"), answer(3, 12.0, 0.5, "audio"));
+        assert_eq!((fused.video_id, fused.tier, fused.similarity), (3, "clip+audio", 0.75));
+        // The soundtrack's start (to 32 ms), the picture's distance.
+        assert_eq!((fused.from, fused.distance), (12.0, 30));
+    }
+
+    #[test]
+    fn picture_and_sound_that_disagree_leave_the_stronger_one() {
+        // Another video, or the same one more than a second apart.
+        let fused = fuse(answer(3, 12.0, 0.8, "clip"), answer(4, 12.0, 0.6, "audio"));
+        assert_eq!((fused.video_id, fused.tier), (3, "clip"));
+        let fused = fuse(answer(3, 12.0, 0.6, "clip"), answer(3, 14.0, 0.7, "audio"));
+        assert_eq!((fused.video_id, fused.tier, fused.from), (3, "audio", 14.0));
     }
 }

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::{Appearance, LibraryIndex, LibraryMatch, SearchAnswer, frames};
+use super::index::entries::IndexError;
+use super::{Appearance, LibraryIndex, LibraryMatch, frames};
 use crate::identify::admission::Admission;
 use crate::identify::engine::{
     Candidate, Engine, EngineAnswer, EngineError, EngineId, MediaKind, Sample, SceneAppearance, Timestamp, TitleKind,
@@ -102,13 +103,14 @@ impl Engine for LibraryEngine {
     }
 
     fn available(&self) -> bool {
-        self.index.frame_count() > 0
+        self.index.serves()
     }
 
     async fn identify(&self, sample: &Sample, deadline: Instant) -> Result<EngineAnswer, EngineError> {
         let index = self.index.clone();
-        // A search takes every core for a while: one slot per search, waited for until the deadline.
-        let _slot = match &self.admission {
+        // A search takes every core for a while: one slot per search, waited for until the
+        // deadline, and held by the blocking search itself until it has really stopped.
+        let slot = match &self.admission {
             Some(a) => Some(a.library(deadline).await.ok_or(EngineError::Timeout)?),
             None => None,
         };
@@ -121,7 +123,10 @@ impl Engine for LibraryEngine {
                 // At most the measured length of the upload, read as its sniffed type.
                 let seconds = sample.duration.unwrap_or(frames::MAX_QUERY_SECONDS) + 1.0;
                 let budget = frames::Budget::upload(seconds, &sample.ext, cancel.clone());
-                tokio::task::spawn_blocking(move || index.search_clip_av_within(&path, &budget))
+                tokio::task::spawn_blocking(move || {
+                    let _held = slot;
+                    index.search_clip_av_within(&path, &budget)
+                })
             }
             MediaKind::Image => {
                 let frame = sample.frames.first().ok_or_else(|| EngineError::Unsupported("no picture".into()))?;
@@ -129,8 +134,9 @@ impl Engine for LibraryEngine {
                 let jpeg = frame.jpeg.clone();
                 let cancel = cancel.clone();
                 tokio::task::spawn_blocking(move || {
+                    let _held = slot;
                     let img = image::load_from_memory(&jpeg).map_err(|e| anyhow::anyhow!("unreadable picture: {e}"))?;
-                    Ok::<SearchAnswer, anyhow::Error>(index.search_image_within(&img, Some(&cancel)))
+                    index.search_image_within(&img, Some(&cancel))
                 })
             }
         };
@@ -138,7 +144,11 @@ impl Engine for LibraryEngine {
             .await
             .map_err(|_| EngineError::Timeout)?
             .map_err(|e| EngineError::Unavailable(format!("library search stopped: {e}")))?
-            .map_err(|e| EngineError::Unsupported(format!("{e:#}")))?;
+            .map_err(|e| match e.downcast_ref::<IndexError>() {
+                // The index could not answer (an external engine down): not the picture's fault.
+                Some(IndexError::Unavailable(_)) => EngineError::IndexUnavailable(format!("{e:#}")),
+                _ => EngineError::Unsupported(format!("{e:#}")),
+            })?;
         Ok(EngineAnswer { candidates: answer.best.iter().map(candidate).collect(), model: "library".into() })
     }
 }

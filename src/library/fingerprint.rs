@@ -3,10 +3,11 @@
 use std::path::Path;
 
 use anyhow::bail;
-use image::DynamicImage;
+use tokio_util::sync::CancellationToken;
 
+use super::frames;
 use super::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY, hamming};
-use super::{Progress, frames};
+use super::index::entries::Section;
 
 /// A decoded frame is kept when its hash is more than this many bits from the last kept
 /// frame: every decoded frame is then this close to an indexed one, however fast the camera
@@ -19,37 +20,33 @@ pub(super) const MAX_GAP: f64 = 1.0;
 /// frames by the same rule with this many bits (coarser: the tier is a fallback). With the
 /// upper tier below, 24 and 24 bits made 1,953 KB of index per video hour on the benchmark
 /// footage, over the 1.5 MB budget; 40 and 48 make 1,467 KB and lost no case in total
-/// (README, "Fourth round").
+/// (src/library/README.md, "Upper tier").
 const CROP_KEEP_BITS: u32 = 40;
 /// The upper tier ([`hash::UPPER_SHARE`]) keeps frames by the same rule, coarser still: the top
 /// of a picture moves less than the whole, and the tier answers only when no other does.
 const UPPER_KEEP_BITS: u32 = 48;
 
-/// Hashes a picture the way indexed frames are hashed: luminance squeezed to the frame
-/// square, borders removed, active picture hashed.
-pub fn hash_image(image: &DynamicImage) -> FrameHash {
-    hash_image_hypotheses(image)[0]
+/// Which frames of one section are kept, in decoding order: a frame whose hash moved more than
+/// `bits` from the last kept one, or [`MAX_GAP`] after it.
+struct KeepRule {
+    bits: u32,
+    last: Option<(Hash, f64)>,
 }
 
-/// The query hypotheses of a picture against whole frames (see
-/// [`StillQuery::frame_cuts`](super::query::StillQuery::frame_cuts)); the first is the active
-/// picture with borders removed.
-pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
-    super::query::StillQuery::new(image).frame_cuts().iter().map(super::query::Cut::hash).collect()
-}
+impl KeepRule {
+    fn new(bits: u32) -> Self {
+        Self { bits, last: None }
+    }
 
-/// Sides (pixels) a still's bars are looked for at: a blur that is one pixel wide in the
-/// 128 square is three here, and the sharp picture's finest detail survives.
-const FINE_SIDE: u32 = 384;
-
-/// [`detail_area`](super::borders::detail_area) of a picture judged at up to [`FINE_SIDE`]
-/// pixels a side, mapped onto the `side`² square the hashes are cut from.
-pub(super) fn fine_detail_area(gray: &image::GrayImage, side: usize) -> hash::Rect {
-    let (w, h) = (gray.width().min(FINE_SIDE), gray.height().min(FINE_SIDE));
-    let fine = if (w, h) == gray.dimensions() { gray.clone() } else { image::imageops::thumbnail(gray, w, h) };
-    let (w, h) = (w as usize, h as usize);
-    let r = super::borders::detail_area(GrayView { width: w, height: h, pixels: fine.as_raw() });
-    super::borders::rescale(r, (w, h), (side, side))
+    /// Whether the frame at `t` seconds hashing to `hash` is kept (and is then the one the
+    /// next frames are measured from).
+    fn keeps(&mut self, hash: &Hash, t: f64) -> bool {
+        let moved = self.last.is_none_or(|(lh, lt)| hamming(&lh, hash) > self.bits || t - lt >= MAX_GAP - 1e-6);
+        if moved {
+            self.last = Some((*hash, t));
+        }
+        moved
+    }
 }
 
 /// The rectangles of a decoded frame the index hashes, one per section (whole frames, crop
@@ -61,17 +58,17 @@ pub(super) fn indexed_rects(view: GrayView<'_>) -> [hash::Rect; 3] {
 }
 
 /// The rectangle of [`indexed_rects`] that `section` holds.
-pub(super) fn indexed_rect(view: GrayView<'_>, section: super::scan::Section) -> hash::Rect {
+pub(super) fn indexed_rect(view: GrayView<'_>, section: Section) -> hash::Rect {
     let [frame, crop, upper] = indexed_rects(view);
     match section {
-        super::scan::Section::Frames => frame,
-        super::scan::Section::Crops => crop,
-        super::scan::Section::Upper => upper,
+        Section::Frames => frame,
+        Section::Crops => crop,
+        Section::Upper => upper,
     }
 }
 
 /// Fingerprints of one video: kept frames, crop-tier and upper-tier entries, each with its
-/// time in ms, and the static stretches (see [`super::shot::StillFinder`]).
+/// time in ms, and the static stretches (see [`super::stretches::StillFinder`]).
 pub struct Fingerprints {
     pub frames: Vec<(Hash, u32)>,
     pub crops: Vec<(Hash, u32)>,
@@ -86,16 +83,17 @@ pub struct Fingerprints {
 pub fn fingerprint_video(
     path: &Path,
     probe: &frames::Probe,
-    progress: &mut dyn Progress,
+    advance: &mut dyn FnMut(f64),
+    cancel: Option<&CancellationToken>,
 ) -> anyhow::Result<Fingerprints> {
     use rayon::prelude::*;
     /// Frames hashed together on all cores before the keep rule runs over them in order.
     const BATCH: usize = 48;
     let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new(), uppers: Vec::new(), stills: Vec::new() };
-    let mut stills = super::shot::StillFinder::default();
-    let mut last: Option<(Hash, f64)> = None;
-    let mut last_crop: Option<(Hash, f64)> = None;
-    let mut last_upper: Option<(Hash, f64)> = None;
+    let mut stills = super::stretches::StillFinder::default();
+    let mut keep_frames = KeepRule::new(KEEP_BITS);
+    let mut keep_crops = KeepRule::new(CROP_KEEP_BITS);
+    let mut keep_uppers = KeepRule::new(UPPER_KEEP_BITS);
     let mut batch: Vec<(f64, Vec<u8>)> = Vec::with_capacity(BATCH);
     let step = 1.0 / frames::INDEX_FPS as f64;
     let mut flush = |batch: &mut Vec<(f64, Vec<u8>)>, out: &mut Fingerprints| {
@@ -107,33 +105,27 @@ pub fn fingerprint_video(
             })
             .collect();
         batch.clear();
-        let moved = |last: Option<(Hash, f64)>, h: &Hash, t: f64, bits: u32| {
-            last.is_none_or(|(lh, lt)| hamming(&lh, h) > bits || t - lt >= MAX_GAP - 1e-6)
-        };
         for (t, [fh, crop, upper]) in hashed {
             if fh.quality < MIN_QUALITY {
                 continue;
             }
             let ms = (t * 1000.0).round() as u32;
-            if moved(last, &fh.hash, t, KEEP_BITS) {
+            if keep_frames.keeps(&fh.hash, t) {
                 out.frames.push((fh.hash, ms));
-                last = Some((fh.hash, t));
             }
-            if crop.quality >= MIN_QUALITY && moved(last_crop, &crop.hash, t, CROP_KEEP_BITS) {
+            if crop.quality >= MIN_QUALITY && keep_crops.keeps(&crop.hash, t) {
                 out.crops.push((crop.hash, ms));
-                last_crop = Some((crop.hash, t));
             }
-            if upper.quality >= MIN_QUALITY && moved(last_upper, &upper.hash, t, UPPER_KEEP_BITS) {
+            if upper.quality >= MIN_QUALITY && keep_uppers.keeps(&upper.hash, t) {
                 out.uppers.push((upper.hash, ms));
-                last_upper = Some((upper.hash, t));
             }
         }
     };
     // The operator's file: read what it declares (and a little), never more.
-    let budget = frames::Budget { cancel: progress.cancel().cloned(), ..Default::default() };
+    let budget = frames::Budget { cancel: cancel.cloned(), ..Default::default() };
     let seconds = probe.duration + 2.0;
     let (decoded, complaints) = frames::decode_frames(path, frames::INDEX_FPS, seconds, &budget, |t, px| {
-        progress.advance(step);
+        advance(step);
         stills.push(t, frames::frame_view(px));
         batch.push((t, px.to_vec()));
         if batch.len() == BATCH {
@@ -152,4 +144,60 @@ pub fn fingerprint_video(
         bail!("no usable picture in the video (all frames are flat or black)");
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::fake_index::{flipped, random_hash};
+
+    /// The times (s) of the frames `rule` keeps among `hashes` decoded at the index's rate.
+    fn kept(mut rule: KeepRule, hashes: &[Hash]) -> Vec<f64> {
+        let step = 1.0 / frames::INDEX_FPS as f64;
+        let times = (0..hashes.len()).map(|k| k as f64 * step);
+        times.zip(hashes).filter(|(t, h)| rule.keeps(h, *t)).map(|(t, _)| (t * 100.0).round() / 100.0).collect()
+    }
+
+    #[test]
+    fn a_static_shot_costs_one_entry_a_second() {
+        // 3 s of one picture under grain: every frame within a few bits of the first.
+        let picture = random_hash(1);
+        let grain: Vec<Hash> = (0..3 * frames::INDEX_FPS).map(|k| flipped(picture, k % 6)).collect();
+        assert_eq!(kept(KeepRule::new(KEEP_BITS), &grain), vec![0.0, 1.0, 2.0]);
+    }
+
+    #[test]
+    fn a_frame_that_moved_more_than_the_keep_bits_is_kept_at_once() {
+        let picture = random_hash(1);
+        let frames = [picture, flipped(picture, KEEP_BITS), flipped(picture, KEEP_BITS + 1), flipped(picture, 3)];
+        // The third moved 17 bits from the first; the fourth is 14 from the third, not kept.
+        let step = 1.0 / frames::INDEX_FPS as f64;
+        assert_eq!(kept(KeepRule::new(KEEP_BITS), &frames), vec![0.0, ((2.0 * step) * 100.0_f64).round() / 100.0]);
+        // The coarser crop tier keeps neither.
+        assert_eq!(kept(KeepRule::new(CROP_KEEP_BITS), &frames), vec![0.0]);
+    }
+
+    #[test]
+    fn a_letterboxed_frame_is_indexed_inside_its_bars() {
+        let side = frames::FRAME_SIDE;
+        // Texture between black bars of 20 rows top and bottom.
+        let px: Vec<u8> = (0..side * side)
+            .map(|i| {
+                let (x, y) = (i % side, i / side);
+                if !(20..side - 20).contains(&y) { 0 } else { (60 + (x * 7 + y * 13) % 130 + (x / 16) * 8) as u8 }
+            })
+            .collect();
+        let view = frames::frame_view(&px);
+        let [frame, crop, upper] = indexed_rects(view);
+        assert_eq!((frame.y0, frame.y1, frame.x0, frame.x1), (20, side - 20, 0, side));
+        // The crop tier's centre window lies inside the picture, 80% of each side.
+        assert!(crop.x0 > frame.x0 && crop.x1 < frame.x1 && crop.y0 > frame.y0 && crop.y1 < frame.y1);
+        assert_eq!(crop.width(), (frame.width() as f32 * hash::CROP_SCALE).round() as usize);
+        // The upper tier's rectangle is the picture's top 55%, full width.
+        assert_eq!((upper.x0, upper.x1, upper.y0), (frame.x0, frame.x1, frame.y0));
+        assert_eq!(upper.height(), (frame.height() as f32 * hash::UPPER_SHARE).round() as usize);
+        for (section, rect) in [(Section::Frames, frame), (Section::Crops, crop), (Section::Upper, upper)] {
+            assert_eq!(indexed_rect(view, section), rect);
+        }
+    }
 }

@@ -20,7 +20,7 @@
 //! A film's own soft light (a lamp in the scene, a vignette) is a bump too, and nothing in one
 //! picture tells it from a glare. So the screen without its spot is a second picture of it,
 //! searched beside the first and judged like it (the same thresholds, the same look at the
-//! source); it never replaces it (README, "Twenty-first round").
+//! source); it never replaces it (src/library/README.md, "Screen tier").
 
 use super::hash;
 
@@ -42,7 +42,7 @@ const SIZES: [f32; 5] = [0.07, 0.1, 0.14, 0.2, 0.28];
 const COARSE: [f32; 7] = [-0.2, 0.0, 0.2, 0.4, 0.6, 0.8, 1.0];
 /// The finer grids searched around the best place so far, in turn: the step between places
 /// and the factor between sizes. (A third, of 0.02 and 1.08, fitted the unit test's spot
-/// closer and lost as many room photos as it won: README, "Twenty-first round".)
+/// closer and lost as many room photos as it won: src/library/README.md, "Screen tier".)
 const FINER: [(f32, f32); 1] = [(0.05, 1.2)];
 
 /// A bump: centre and size in shares of the side.

@@ -1,6 +1,13 @@
 //! [`LibraryIndex`]: the library in one folder, its catalog kept in step with what other
 //! processes (the CLI) write, and the operations on the catalog itself (list, remove, edit).
-//! Adding videos is in `add`, searching in `still` and `clip`.
+//! Adding videos is in `add`, searching in `still` and `clip`. The hashes themselves live
+//! behind [`entries::EntryIndex`]; [`mapped::MappedIndex`] keeps them in the folder,
+//! [`milvus::MilvusIndex`] in a Milvus server ([`backend`]: `REELFIND_LIBRARY_INDEX` chooses).
+pub mod backend;
+pub mod entries;
+pub mod mapped;
+pub mod milvus;
+
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
@@ -9,12 +16,14 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 
-use super::store::{self, Catalog, Segment, VideoMeta, VideoRecord};
+use self::backend::Backend;
+use self::entries::{EntryIndex, IndexError};
+use self::milvus::MilvusIndex;
+use super::store::{Catalog, VideoMeta, VideoRecord};
 use super::{audio, frames, preview};
 
 struct Loaded {
     catalog: Catalog,
-    segments: HashMap<u32, Arc<Segment>>,
     stamp: Option<CatalogStamp>,
 }
 
@@ -31,6 +40,11 @@ struct CatalogStamp {
 pub struct LibraryIndex {
     pub(super) dir: PathBuf,
     loaded: RwLock<Loaded>,
+    /// Where the hashes live (see [`entries`]).
+    entries: Arc<dyn EntryIndex>,
+    /// The same index when it is a Milvus server (readiness, the operator's commands).
+    milvus: Option<Arc<MilvusIndex>>,
+    backend: Backend,
     pub(super) signer: preview::Signer,
     previews: preview::Cache,
 }
@@ -39,24 +53,37 @@ impl LibraryIndex {
     /// Opens (creating if needed) the library in `dir`, signing preview links with a key
     /// kept in the folder (the command line, benchmarks).
     pub fn open(dir: impl Into<PathBuf>) -> anyhow::Result<Self> {
+        Self::open_on(dir, &Backend::Local)
+    }
+
+    /// [`Self::open`] with the hashes in `backend` (the command line under
+    /// `REELFIND_LIBRARY_INDEX`).
+    pub fn open_on(dir: impl Into<PathBuf>, backend: &Backend) -> anyhow::Result<Self> {
         let dir = dir.into();
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let signer = preview::Signer::load_or_create(&dir.join("preview.key"))?;
-        Self::open_with_signer(dir, signer)
+        Self::open_with_signer(dir, signer, backend)
     }
 
-    /// Opens the library in `dir`, signing preview links with `key` (the server: a key derived
-    /// from the configured secret, so every node can check a link any node made).
-    pub fn open_with_preview_key(dir: impl Into<PathBuf>, key: [u8; 32]) -> anyhow::Result<Self> {
-        Self::open_with_signer(dir.into(), preview::Signer::from_key(key))
+    /// Opens the library in `dir` with its hashes in `backend`, signing preview links with
+    /// `key` (the server: a key derived from the configured secret, so every node can check a
+    /// link any node made).
+    pub fn open_with_preview_key(dir: impl Into<PathBuf>, key: [u8; 32], backend: &Backend) -> anyhow::Result<Self> {
+        Self::open_with_signer(dir.into(), preview::Signer::from_key(key), backend)
     }
 
-    fn open_with_signer(dir: PathBuf, signer: preview::Signer) -> anyhow::Result<Self> {
-        fs::create_dir_all(dir.join("segments")).with_context(|| format!("cannot create {}", dir.display()))?;
+    fn open_with_signer(dir: PathBuf, signer: preview::Signer, backend: &Backend) -> anyhow::Result<Self> {
+        // The catalog lives here whichever backend holds the hashes.
+        fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let opened =
+            backend.open(&dir).with_context(|| format!("cannot open the Library index of {}", dir.display()))?;
         let previews = preview::Cache::new(dir.join("previews"), preview::CACHE_MAX_BYTES);
         let index = Self {
             dir,
-            loaded: RwLock::new(Loaded { catalog: Catalog::default(), segments: HashMap::new(), stamp: None }),
+            loaded: RwLock::new(Loaded { catalog: Catalog::default(), stamp: None }),
+            entries: opened.entries,
+            milvus: opened.milvus,
+            backend: backend.clone(),
             signer,
             previews,
         };
@@ -88,21 +115,9 @@ impl LibraryIndex {
         }
         let catalog = Catalog::load(&self.dir)?;
         let mut loaded = self.loaded.write().map_err(|_| anyhow::anyhow!("library lock poisoned"))?;
-        let mut segments = HashMap::new();
-        for v in &catalog.videos {
-            let seg = match loaded.segments.get(&v.id) {
-                Some(s) => s.clone(),
-                None => match Segment::open(&store::segment_path(&self.dir, v.id)) {
-                    Ok(s) => Arc::new(s),
-                    Err(e) => {
-                        tracing::warn!("library: skipping {}: {e:#}", v.path.display());
-                        continue;
-                    }
-                },
-            };
-            segments.insert(v.id, seg);
-        }
-        *loaded = Loaded { catalog, segments, stamp };
+        let ids: Vec<u32> = catalog.videos.iter().map(|v| v.id).collect();
+        self.entries.follow(&ids);
+        *loaded = Loaded { catalog, stamp };
         Ok(())
     }
 
@@ -116,15 +131,46 @@ impl LibraryIndex {
         self.list().into_iter().find(|v| v.id == id)
     }
 
-    /// Number of indexed entries (frames and crop tier) over all videos.
+    /// Number of indexed entries (every tier) over all videos.
     pub fn frame_count(&self) -> u64 {
         let _ = self.refresh();
-        self.loaded.read().map(|l| l.segments.values().map(|s| s.len() as u64).sum()).unwrap_or(0)
+        self.entries.len()
     }
 
     /// Bytes of all segment files.
     pub fn index_bytes(&self) -> u64 {
-        self.loaded.read().map(|l| l.segments.values().map(|s| s.bytes() as u64).sum()).unwrap_or(0)
+        self.entries.bytes()
+    }
+
+    /// Where the hashes live, for the searches (see [`entries`]).
+    pub fn entries(&self) -> &dyn EntryIndex {
+        self.entries.as_ref()
+    }
+
+    /// The backend the hashes live in (`local` or the Milvus address).
+    pub fn backend(&self) -> &Backend {
+        &self.backend
+    }
+
+    /// The Milvus index, when the hashes live there.
+    pub fn milvus(&self) -> Option<&Arc<MilvusIndex>> {
+        self.milvus.as_ref()
+    }
+
+    /// Whether the index can answer searches now: always for the embedded one, a round trip
+    /// for Milvus (the readiness probe).
+    pub fn check_entries(&self) -> Result<(), IndexError> {
+        match &self.milvus {
+            Some(m) => m.check_ready(),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether the Library engine is offered: it holds entries, or its hashes live in an
+    /// external index and the catalog lists videos (while that index is down the engine
+    /// stays offered, and a search answers that the index is unavailable).
+    pub fn serves(&self) -> bool {
+        self.frame_count() > 0 || (self.milvus.is_some() && !self.is_empty())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -134,11 +180,7 @@ impl LibraryIndex {
     /// Source files of videos whose segment is missing or in an older format (they need
     /// re-indexing: `add` does it even though the files did not change).
     pub fn stale_files(&self) -> Vec<PathBuf> {
-        self.list()
-            .into_iter()
-            .filter(|v| v.size > 0 && !store::segment_is_current(&self.dir, v.id))
-            .map(|v| v.path)
-            .collect()
+        self.list().into_iter().filter(|v| v.size > 0 && !self.entries.holds_current(v.id)).map(|v| v.path).collect()
     }
 
     /// Serialises writers across processes (CLI and server) with an OS file lock.
@@ -179,7 +221,7 @@ impl LibraryIndex {
             Ok(gone)
         })?;
         for v in &removed {
-            let _ = fs::remove_file(store::segment_path(&self.dir, v.id));
+            self.entries.remove(v.id)?;
             let _ = fs::remove_file(audio::landmarks_path(&self.dir, v.id));
         }
         Ok(removed)
@@ -195,17 +237,12 @@ impl LibraryIndex {
         })
     }
 
-    /// The segments (in the order the videos were added, so that equal hits always resolve to
-    /// the same video) and the catalog records by id.
-    pub(super) fn snapshot(&self) -> (Vec<Arc<Segment>>, HashMap<u32, VideoRecord>) {
+    /// The catalog records by id, after a look at whether another process changed them.
+    pub(super) fn videos(&self) -> HashMap<u32, VideoRecord> {
         let _ = self.refresh();
         match self.loaded.read() {
-            Ok(l) => {
-                let mut segments: Vec<Arc<Segment>> = l.segments.values().cloned().collect();
-                segments.sort_unstable_by_key(|s| s.video_id);
-                (segments, l.catalog.videos.iter().map(|v| (v.id, v.clone())).collect())
-            }
-            Err(_) => (vec![], HashMap::new()),
+            Ok(l) => l.catalog.videos.iter().map(|v| (v.id, v.clone())).collect(),
+            Err(_) => HashMap::new(),
         }
     }
 

@@ -7,7 +7,7 @@
 //! lands as far as chance. A phone photo of a screen keeps the edges but not their
 //! flatness: a glare spot lifts one end of a black side by 70 levels, noise and a screen's
 //! moiré spread every line. Measured from the true corners of the benchmark's room photos
-//! (README, "Fifteenth round"), the rectangle was the loss in most misses: hashed over the
+//! (src/library/README.md, "Screen tier"), the rectangle was the loss in most misses: hashed over the
 //! frame's own cut, 37 of 40 photos land within 40 bits, over the cut the photo itself
 //! gives, 24.
 //!
@@ -31,7 +31,7 @@
 //! (a bezel strip, a stroke, a rule; not a film's black side or a dark scene), then its opening.
 //! That floor lies over the picture's fine detail rather than under it, so the picture less it
 //! is put at mid grey ([`MID`]), not clamped at black. Each floor gives its own rectangle; both
-//! are searched where they differ (README, "Twentieth round").
+//! are searched where they differ (src/library/README.md, "Screen tier").
 //!
 //! It only chooses a rectangle: the hash is taken of the photo's picture as it is.
 use super::hash::{GrayView, Rect, active_area_of};
@@ -40,14 +40,14 @@ use super::hash::{GrayView, Rect, active_area_of};
 /// a picture seen through a screen (so that the floor is not the texture itself), narrower
 /// than a glare spot (which the opening must follow). The benchmark's glare is a Gaussian of
 /// about 23 pixels' deviation on the square; of 6, 8 and 12 (with a flat window), 12 found
-/// the most rectangles (README, "Fifteenth round").
+/// the most rectangles (src/library/README.md, "Screen tier").
 const OPEN_RADIUS: usize = 12;
 /// Pixels at each side of a square left out of the judgement (and given back when the side is
 /// not cut): a warped screen's outermost lines blend the picture with the bezel, and a screen
 /// found a little outside its true corners (1-3% of a side is common) brings a few lines of
 /// bezel or wall in; a line of either as the rule's reference matches neither. 2 pixels
-/// found the rectangle from the true corners but not from the corners found (README,
-/// "Fifteenth round": room photos 68.3 -> 85.0% on seed 7 with 5).
+/// found the rectangle from the true corners but not from the corners found (src/library/README.md,
+/// "Screen tier": room photos 68.3 -> 85.0% on seed 7 with 5).
 const EDGE: usize = 5;
 /// The level the floor is put at: dark, as a black edge is, and clear of 0.
 const FLOOR: f32 = 16.0;

@@ -7,7 +7,7 @@
 //! low frequencies looked like before the text). Only the query changes, so a wrong guess
 //! costs one more hash in the scan, never a miss. The blend is only a guess at what the text
 //! hides, so this picture's hits may lie a little further out than others' when the frame
-//! looks like the query ([`PAINTED_BAND`](super::verify::PAINTED_BAND)).
+//! looks like the query ([`PAINTED_BAND`](super::policy::PAINTED_BAND)).
 //!
 //! Subtitle text is found by its strokes: in the lower part of the picture, rows where many
 //! short bright runs are each bordered by dark pixels on both sides (bright fill, dark

@@ -22,7 +22,7 @@ pub struct Cut {
     pub square: Arc<[u8]>,
     pub rect: Rect,
     /// Cut from the picture with its subtitles painted out (see [`overlay`]): its hits may lie
-    /// in [`PAINTED_BAND`](super::verify::PAINTED_BAND). A corner painted out is not: each
+    /// in [`PAINTED_BAND`](super::policy::PAINTED_BAND). A corner painted out is not: each
     /// corner is a guess, judged like the other many-guess tiers' cuts.
     pub painted: bool,
     /// The glare taken off the square (a photographed screen's, see [`glare`]), or off the
@@ -96,10 +96,10 @@ impl<'a> StillQuery<'a> {
             }
         };
         let square = squeeze(&gray);
-        let detail = super::fingerprint::fine_detail_area(&gray, side as usize);
+        let detail = super::borders::fine_detail_area(&gray, side as usize);
         let rects = hash::query_rects_with(frames::frame_view(&square), detail);
         let painted = overlay::paint_out_subtitles(&gray)
-            .map(|p| (squeeze(&p), super::fingerprint::fine_detail_area(&p, side as usize)));
+            .map(|p| (squeeze(&p), super::borders::fine_detail_area(&p, side as usize)));
         let canvas = (image.width(), image.height());
         Self { image, square, painted, rects, gray, canvas, screens: OnceLock::new() }
     }
@@ -221,6 +221,19 @@ impl<'a> StillQuery<'a> {
     }
 }
 
+/// Hashes a picture the way indexed frames are hashed: luminance squeezed to the frame
+/// square, borders removed, active picture hashed.
+pub fn hash_image(image: &DynamicImage) -> FrameHash {
+    hash_image_hypotheses(image)[0]
+}
+
+/// The query hypotheses of a picture against whole frames (see
+/// [`StillQuery::frame_cuts`]); the first is the active
+/// picture with borders removed.
+pub fn hash_image_hypotheses(image: &DynamicImage) -> Vec<FrameHash> {
+    StillQuery::new(image).frame_cuts().iter().map(Cut::hash).collect()
+}
+
 /// The cuts of squares found in a picture (a screen, a window), one group each: as the index
 /// cuts, whole where that differs, and as the index cuts with the photo's light taken off (see
 /// [`screen::still_square_rects`]).
@@ -264,4 +277,78 @@ pub fn hash_cuts(cuts: Vec<Cut>, drop_flat: bool) -> (Vec<Cut>, Vec<FrameHash>) 
         .filter(|(_, h)| !drop_flat || h.quality >= MIN_QUALITY)
         .collect();
     hashed.into_iter().unzip()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A picture with detail at every scale, `w` x `h`, optionally inside black bars of `bar`
+    /// rows above and below.
+    fn picture(w: u32, h: u32, bar: u32) -> DynamicImage {
+        let img = image::RgbImage::from_fn(w, h + 2 * bar, |x, y| {
+            if y < bar || y >= h + bar {
+                return image::Rgb([0, 0, 0]);
+            }
+            // A mosaic of 24 x 16 cells of random grey: energy at every low frequency.
+            let (cx, cy) = (x * 24 / w, (y - bar) * 16 / h);
+            let cell = (cx * 7919 + cy * 104_729).wrapping_mul(2_654_435_761) >> 7;
+            let g = (30 + cell % 200) as u8;
+            image::Rgb([g, g / 2 + 40, 255 - g])
+        });
+        DynamicImage::ImageRgb8(img)
+    }
+
+    #[test]
+    fn a_letterboxed_still_is_cut_to_the_picture_inside_its_bars() {
+        let plain = picture(320, 180, 0);
+        let boxed = picture(320, 180, 40);
+        let hash_of = |img: &DynamicImage| StillQuery::new(img).frame_cuts()[0].hash().hash;
+        let d = hash::hamming(&hash_of(&plain), &hash_of(&boxed));
+        assert!(d <= 12, "the letterboxed picture's first cut hashes {d} bits from the picture");
+        // The whole canvas, bars and all, is far from it.
+        let square = StillQuery::new(&boxed).frame_cuts()[0].square.clone();
+        let whole = hash::hash_rect(
+            frames::frame_view(&square),
+            Rect { x0: 0, y0: 0, x1: frames::FRAME_SIDE, y1: frames::FRAME_SIDE },
+        );
+        assert!(hash::hamming(&whole.hash, &hash_of(&plain)) > d + 20);
+    }
+
+    #[test]
+    fn a_still_is_searched_under_34_crop_placements_inside_it() {
+        let img = picture(320, 180, 0);
+        let query = StillQuery::new(&img);
+        let cuts = query.crop_cuts();
+        assert_eq!(cuts.len(), 34);
+        let own = query.rects()[0];
+        for c in &cuts {
+            let r = c.rect;
+            assert!(r.x0 >= own.x0 && r.x1 <= own.x1 && r.y0 >= own.y0 && r.y1 <= own.y1, "{r:?} outside {own:?}");
+            assert!(!c.painted && c.glare.is_none());
+        }
+    }
+
+    #[test]
+    fn a_flat_picture_says_nothing_and_its_flat_cuts_can_be_left_out() {
+        let flat = DynamicImage::ImageRgb8(image::RgbImage::from_pixel(320, 180, image::Rgb([90, 90, 90])));
+        let query = StillQuery::new(&flat);
+        let (cuts, hashes) = hash_cuts(query.frame_cuts(), false);
+        assert_eq!(cuts.len(), hashes.len());
+        assert!(hashes[0].quality < MIN_QUALITY);
+        let (cuts, hashes) = hash_cuts(query.shape_cuts(), true);
+        assert!(cuts.is_empty() && hashes.is_empty());
+    }
+
+    #[test]
+    fn a_cut_looked_at_mirrored_is_its_picture_reversed_row_by_row() {
+        let img = picture(320, 180, 0);
+        let cut = &StillQuery::new(&img).frame_cuts()[0];
+        let (given, mirrored) = (cut.picture(false), cut.picture(true));
+        assert_eq!(given.len(), hash::HASH_SIDE * hash::HASH_SIDE);
+        for (a, b) in given.chunks(hash::HASH_SIDE).zip(mirrored.chunks(hash::HASH_SIDE)) {
+            assert!(a.iter().eq(b.iter().rev()));
+        }
+        assert_ne!(given, mirrored);
+    }
 }

@@ -10,6 +10,7 @@
 use rayon::prelude::*;
 
 use super::hash::Hash;
+pub use super::index::entries::Section;
 use super::store::Segment;
 
 /// A query word-0 distance above this cannot belong to a match we would accept.
@@ -23,18 +24,8 @@ const CHUNK: usize = 1 << 16;
 /// Entries compared against all queries before moving on (one L1-resident block).
 const BLOCK: usize = 64;
 
-/// Which entries of a segment a scan looks at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Section {
-    /// Whole-picture hashes of sampled frames.
-    Frames,
-    /// The crop tier (centre windows of key frames).
-    Crops,
-    /// The upper tier (the part of key frames above where subtitles and controls sit).
-    Upper,
-}
-
-/// One index entry within `max_d` of one query hash.
+/// One index entry within `max_d` of one query hash: the segment's place in the scan's list,
+/// the entry's place in the segment.
 #[derive(Clone, Copy, Debug)]
 pub struct Hit {
     pub query: u16,
@@ -77,25 +68,6 @@ pub fn scan(
         });
     hits.sort_unstable_by_key(|h| (h.dist, h.segment, h.entry));
     hits.truncate(cap);
-    hits
-}
-
-/// Like [`scan`] over every entry, without the prefilter and with no distance limit (slow;
-/// calibration only). Also reports each hit's word-0 distance.
-pub fn scan_exhaustive(segments: &[&Segment], queries: &[Hash], cap: usize) -> Vec<(Hit, u32)> {
-    let mut hits = Vec::new();
-    for (s, seg) in segments.iter().enumerate() {
-        for i in 0..seg.len() {
-            let h = seg.hash(i);
-            for (q, query) in queries.iter().enumerate() {
-                let d = super::hash::hamming(&h, query);
-                let d0 = (h[0] ^ query[0]).count_ones();
-                hits.push((Hit { query: q as u16, segment: s as u32, entry: i as u32, dist: d as u16 }, d0));
-            }
-        }
-        hits.sort_unstable_by_key(|h| h.0.dist);
-        hits.truncate(cap);
-    }
     hits
 }
 
@@ -173,5 +145,78 @@ fn scan_range_generic(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::library::fake_index::{flipped, flipped_first_word, random_hash};
+    use crate::library::index::entries::VideoEntries;
+    use crate::library::store::write_segment;
+
+    /// A segment of `frames` whole-frame entries (hash `seed + k`) and 50 crop-tier ones,
+    /// written to `dir`.
+    fn segment(dir: &std::path::Path, id: u32, frames: u64, seed: u64) -> (Segment, Vec<Hash>) {
+        let whole: Vec<(Hash, u32)> = (0..frames).map(|k| (random_hash(seed + k), k as u32 * 40)).collect();
+        let crops: Vec<(Hash, u32)> = (0..50).map(|k| (random_hash(seed + 900_000 + k), k as u32 * 100)).collect();
+        let path = dir.join(format!("{id}.seg"));
+        write_segment(&path, id, &VideoEntries { frames: &whole, crops: &crops, ..Default::default() }).unwrap();
+        (Segment::open(&path).unwrap(), whole.into_iter().chain(crops).map(|e| e.0).collect())
+    }
+
+    #[test]
+    fn a_scan_finds_the_planted_entry_at_its_distance() {
+        let dir = tempfile::tempdir().unwrap();
+        // More entries than one work item, so the planted one lies in the second chunk.
+        let (seg, hashes) = segment(dir.path(), 1, CHUNK as u64 + 500, 0);
+        let planted = CHUNK + 123;
+        let queries = [random_hash(7_777_777), flipped(hashes[planted], 14)];
+        let hits = scan(&[&seg], Section::Frames, &queries, 70, PREFILTER, 10);
+        assert_eq!(hits.len(), 1, "{hits:?}");
+        let h = hits[0];
+        assert_eq!((h.query, h.segment, h.entry as usize, h.dist), (1, 0, planted, 14));
+        // Not within a threshold short of its distance.
+        assert!(scan(&[&seg], Section::Frames, &queries, 13, PREFILTER, 10).is_empty());
+    }
+
+    #[test]
+    fn a_scan_stays_in_its_section_and_counts_places_within_the_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let (seg, hashes) = segment(dir.path(), 1, 200, 0);
+        // Crop entry 7 is entry 207 of the segment.
+        let crop = hashes[207];
+        assert!(scan(&[&seg], Section::Frames, &[crop], 70, PREFILTER, 10).is_empty());
+        let hits = scan(&[&seg], Section::Crops, &[crop], 70, PREFILTER, 10);
+        assert_eq!(hits.iter().map(|h| (h.entry, h.dist)).collect::<Vec<_>>(), vec![(207, 0)]);
+    }
+
+    #[test]
+    fn a_scan_returns_the_closest_first_over_segments_and_at_most_its_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, ha) = segment(dir.path(), 1, 300, 0);
+        let (b, hb) = segment(dir.path(), 2, 300, 5_000);
+        // One query near an entry of each segment, and one equal to another entry of the first.
+        let queries = [flipped(hb[10], 9), flipped(ha[20], 3), ha[30]];
+        let hits = scan(&[&a, &b], Section::Frames, &queries, 70, PREFILTER, 10);
+        let got: Vec<(u16, u32, u32, u16)> = hits.iter().map(|h| (h.query, h.segment, h.entry, h.dist)).collect();
+        assert_eq!(got, vec![(2, 0, 30, 0), (1, 0, 20, 3), (0, 1, 10, 9)]);
+        let capped = scan(&[&a, &b], Section::Frames, &queries, 70, PREFILTER, 2);
+        assert_eq!(capped.iter().map(|h| h.dist).collect::<Vec<_>>(), vec![0, 3]);
+    }
+
+    #[test]
+    fn the_first_stage_drops_an_entry_whose_first_word_is_past_the_prefilter() {
+        let dir = tempfile::tempdir().unwrap();
+        let (seg, hashes) = segment(dir.path(), 1, 100, 0);
+        // 21 bits off, all in the low-frequency word: within 70 in all, but the first word is
+        // past PREFILTER, so the scan never looks at the rest (the price of its speed).
+        let query = flipped_first_word(hashes[42], PREFILTER + 1);
+        assert!(scan(&[&seg], Section::Frames, &[query], 70, PREFILTER, 10).is_empty());
+        let query = flipped_first_word(hashes[42], PREFILTER);
+        let hits = scan(&[&seg], Section::Frames, &[query], 70, PREFILTER, 10);
+        assert_eq!(hits.iter().map(|h| (h.entry, h.dist)).collect::<Vec<_>>(), vec![(42, PREFILTER as u16)]);
+        // The stricter first stage of a many-hash scan.
+        assert!(scan(&[&seg], Section::Frames, &[query], 70, PREFILTER_MANY, 10).is_empty());
     }
 }

@@ -606,7 +606,7 @@ pub(super) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
 /// under: [`square_rects`], and cut as the index cuts once the photo's light is taken off
 /// (under either of the two floors of [`light`](super::light)) where that differs. Not for
 /// clips: each frame of a clip would add its own, and over the benchmark's negative clips the
-/// extra chances gave false accepts (README, "Fifteenth round").
+/// extra chances gave false accepts (src/library/README.md, "Screen tier").
 pub(super) fn still_square_rects(view: GrayView<'_>) -> Vec<Rect> {
     let mut out = square_rects(view);
     for r in super::light::flat_areas_under_light(view) {

@@ -6,16 +6,15 @@
 //! The run of entries alone cannot always give a static shot: in a dark, soft picture under
 //! heavy grain the grain moves the hash more than the picture does, the keep rule keeps an
 //! entry every few frames, and their distances to the query scatter past [`RUN_SLACK`]. So
-//! indexing also follows the picture itself ([`StillFinder`]): stretches of decoded frames
-//! whose coarse thumbnails stay within [`STILL_LEVELS`] of the stretch's mean are stored with
+//! indexing also follows the picture itself ([`StillFinder`](super::stretches::StillFinder)): stretches of decoded frames
+//! whose coarse thumbnails stay close to the stretch's mean are stored with
 //! the segment, and a match whose best entry lies in one spans exactly it.
 use std::collections::HashMap;
 
 use super::fingerprint::MAX_GAP;
 use super::frames;
-use super::hash::{GrayView, Hash, cell_means, hamming};
-use super::scan::{Hit, Section};
-use super::store::Segment;
+use super::hash::{Hash, hamming};
+use super::index::entries::{Hit, Timeline};
 
 /// An entry belongs to the run of a match while it is at most this many bits further from the
 /// query than the best entry: the keep rule makes neighbouring entries of a changing picture
@@ -29,17 +28,6 @@ const AT_SLACK: u32 = 3;
 /// from the query than the winner's: closer than that, the picture cannot tell them apart.
 const SHARED_SLACK: u32 = 10;
 
-/// Side of the grey thumbnails a static picture is followed on at indexing: cells of 8x8
-/// pixels of the decoded frame average grain away and still see a head turn.
-const STILL_SIDE: usize = 16;
-/// A frame continues a static stretch while its thumbnail differs from the mean of the
-/// stretch's frames by at most this many grey levels on average: grain, flicker and
-/// compression move a thumbnail by a fraction of a level, a moving camera, a cut or a fade by
-/// several.
-const STILL_LEVELS: f32 = 1.0;
-/// Stretches shorter than this (seconds) are not stored: the run of entries spans them.
-const MIN_STILL: f64 = 1.0;
-
 /// The span of a video a still matches: `from..=to` covers the run of matching entries, `at`
 /// is the best single moment inside it. Seconds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -47,12 +35,12 @@ pub struct Shot {
     pub from: f64,
     pub at: f64,
     pub to: f64,
-    /// The first and last entry of the run (indexes into the segment).
+    /// The first and last entry of the run (places in its timeline).
     pub entries: (usize, usize),
 }
 
 impl Shot {
-    /// Whether entry `i` of the segment belongs to this run.
+    /// Whether entry `i` of the timeline belongs to this run.
     pub fn holds(&self, i: usize) -> bool {
         (self.entries.0..=self.entries.1).contains(&i)
     }
@@ -60,10 +48,10 @@ impl Shot {
 
 /// The run of entries around `entry` that match `query` about as well as it does (within
 /// [`RUN_SLACK`] bits of its distance, and within `accept`), as a span of the video.
-pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, accept: u32, duration: f64) -> Shot {
-    let std::ops::Range { start: lo, end: hi } = seg.range(section);
-    let times = seg.times();
-    let dist = |i: usize| hamming(&seg.hash(i), query);
+pub fn shot_around(timeline: &Timeline, query: &Hash, entry: usize, accept: u32, duration: f64) -> Shot {
+    let (lo, hi) = (0, timeline.len());
+    let times = timeline.times();
+    let dist = |i: usize| hamming(&timeline.hash(i), query);
     let best = dist(entry);
     let limit = (best + RUN_SLACK).min(accept.max(best));
     let (mut first, mut last) = (entry, entry);
@@ -83,11 +71,10 @@ pub fn shot_around(seg: &Segment, section: Section, query: &Hash, entry: usize, 
     };
     // The best entry's frames in a static stretch: every frame of the stretch is their picture.
     // (The keep rule often keeps the frame a shot settles from, just before the stretch.)
-    let still = still_overlapping(seg.stills(), times[entry], ms(end(entry)));
+    let still = still_overlapping(timeline.stills(), times[entry], ms(end(entry)));
     if let Some([a, b]) = still {
-        let section_times = &times[lo..hi];
-        first = first.min(lo + section_times.partition_point(|&t| t < a));
-        last = last.max((lo + section_times.partition_point(|&t| t <= b)).saturating_sub(1).max(entry));
+        first = first.min(times.partition_point(|&t| t < a));
+        last = last.max(times.partition_point(|&t| t <= b).saturating_sub(1).max(entry));
     }
     let (a, b) = (near.first().copied().unwrap_or(entry), near.last().copied().unwrap_or(entry));
     let at = (start(a) + end(b)) / 2.0;
@@ -108,54 +95,6 @@ fn still_overlapping(stills: &[[u32; 2]], from: u32, to: u32) -> Option<[u32; 2]
     stills.get(i).copied().filter(|s| s[0] <= to)
 }
 
-/// Finds the static stretches of a video from its decoded frames, fed in order: a stretch
-/// goes on while each frame's [`STILL_SIDE`]² thumbnail is within [`STILL_LEVELS`] of the
-/// stretch's mean thumbnail (the mean, not the first frame: grain on one frame must not
-/// decide), and is kept when it lasts [`MIN_STILL`].
-#[derive(Default)]
-pub struct StillFinder {
-    mean: Vec<f32>,
-    frames: u32,
-    from: f64,
-    last: f64,
-    found: Vec<[u32; 2]>,
-}
-
-impl StillFinder {
-    /// The frame at `t` seconds.
-    pub fn push(&mut self, t: f64, frame: GrayView<'_>) {
-        let thumb = thumbnail(frame);
-        let diff = |mean: &[f32]| mean.iter().zip(&thumb).map(|(m, x)| (m - x).abs()).sum::<f32>() / thumb.len() as f32;
-        if self.frames > 0 && diff(&self.mean) <= STILL_LEVELS {
-            self.frames += 1;
-            let k = 1.0 / self.frames as f32;
-            self.mean.iter_mut().zip(&thumb).for_each(|(m, x)| *m += (x - *m) * k);
-            self.last = t;
-        } else {
-            self.close();
-            *self = Self { mean: thumb, frames: 1, from: t, last: t, found: std::mem::take(&mut self.found) };
-        }
-    }
-
-    fn close(&mut self) {
-        if self.frames > 0 && self.last - self.from >= MIN_STILL - 1e-6 {
-            self.found.push([ms(self.from), ms(self.last)]);
-        }
-    }
-
-    /// The stretches found, `[first frame, last frame]` in ms, in order.
-    pub fn finish(mut self) -> Vec<[u32; 2]> {
-        self.close();
-        self.found
-    }
-}
-
-/// Mean grey levels of [`STILL_SIDE`]² equal cells of a decoded frame.
-fn thumbnail(frame: GrayView<'_>) -> Vec<f32> {
-    debug_assert_eq!((frame.width, frame.height), (frames::FRAME_SIDE, frames::FRAME_SIDE));
-    cell_means(frame.pixels, frames::FRAME_SIDE, frames::FRAME_SIDE / STILL_SIDE)
-}
-
 /// Seconds to the index's milliseconds.
 fn ms(t: f64) -> u32 {
     (t * 1000.0).round() as u32
@@ -163,28 +102,27 @@ fn ms(t: f64) -> u32 {
 
 /// The best hit of every video other than the winner's that is within [`SHARED_SLACK`] bits of
 /// the winner's distance (and within `accept`), best first. `hits` are one scan's hits.
-pub fn shared_with(refs: &[&Segment], hits: &[Hit], winner: &Hit, accept: u32) -> Vec<Hit> {
-    let winner_video = refs[winner.segment as usize].video_id;
-    let limit = (winner.dist as u32 + SHARED_SLACK).min(accept);
+pub fn shared_with(hits: &[Hit], winner: &Hit, accept: u32) -> Vec<Hit> {
+    let limit = (winner.dist + SHARED_SLACK).min(accept);
     let mut best: HashMap<u32, Hit> = HashMap::new();
     for h in hits {
-        let video = refs[h.segment as usize].video_id;
-        if video == winner_video || h.dist as u32 > limit {
+        if h.video == winner.video || h.dist > limit {
             continue;
         }
-        let slot = best.entry(video).or_insert(*h);
+        let slot = best.entry(h.video).or_insert(*h);
         if h.dist < slot.dist {
             *slot = *h;
         }
     }
     let mut out: Vec<Hit> = best.into_values().collect();
-    out.sort_unstable_by_key(|h| (h.dist, refs[h.segment as usize].video_id));
+    out.sort_unstable_by_key(|h| (h.dist, h.video));
     out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::library::stretches::StillFinder;
 
     /// A 128-square frame: a soft pattern shifted `dx` pixels, brightened by `lift`, with
     /// `grain` levels of per-pixel noise from `seed`.

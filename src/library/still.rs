@@ -12,35 +12,14 @@ use tokio_util::sync::CancellationToken;
 
 use super::answer::similarity;
 use super::hash::{self, FrameHash, Hash, MIN_QUALITY};
+use super::index::entries::{Hit, Probe, Section, Timelines};
+use super::policy::{self, CLOSE, Tier};
 use super::query::{Cut, ScreenAim, StillQuery, hash_cuts};
-use super::scan::{Hit, Section};
 use super::shot::{Shot, shared_with, shot_around};
-use super::store::{Segment, VideoRecord};
+use super::store::VideoRecord;
 use super::verify::{self, Candidate, Look, Pooled};
-use super::{LibraryIndex, SearchAnswer, scan};
+use super::{LibraryIndex, SearchAnswer};
 
-/// A still is a match when its best hash is at most this many bits (of 256) away.
-pub const STILL_ACCEPT: u32 = 70;
-/// A still whose best whole-frame hit is further than this also tries the fallback tiers
-/// (crop, upper, screen, shape): a slightly cropped or covered picture can still pass for the
-/// whole frame of a similar moment.
-const CLOSE: u32 = 40;
-/// A crop-tier hit is a match at most this many bits away. Stricter than [`STILL_ACCEPT`]:
-/// a cropped query is tried under dozens of offsets, and each is a chance for a false accept.
-pub const CROP_ACCEPT: u32 = 62;
-/// An upper-tier hit is a match at most this many bits away: as strict as the crop tier (the
-/// top of a picture carries less of it than the whole).
-pub const UPPER_ACCEPT: u32 = 62;
-/// A shape-tier hit is a match at most this many bits away: as strict as the crop tier (each
-/// film shape is one more guess at where the picture lies).
-pub const SHAPE_ACCEPT: u32 = 62;
-/// A corner-tier hit is a match at most this many bits away: as strict as the crop tier (each
-/// corner is one more guess at where a logo lies).
-pub const CORNER_ACCEPT: u32 = 62;
-/// A screen or window hit further than this stands only when it looks alike both as a whole
-/// and by blocks (see [`can_stand`]): a photo's screens are few guesses, but past the
-/// many-guess tiers' threshold one look was not enough (README, "Seventeenth round").
-const FEW_GUESSES_ONE_LOOK: u32 = 62;
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
 /// Runs of entries whose best hit is at most this many bits further than the best are
@@ -69,127 +48,97 @@ struct Tried {
     hits: Vec<Hit>,
 }
 
-/// Which of a still's query sets found the match.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Tier {
-    /// The picture's own hypotheses against whole frames.
-    Frame,
-    /// Windows of a cropped picture against the indexed centre windows.
-    Crop,
-    /// The top of a picture whose lower part is covered against the indexed tops.
-    Upper,
-    /// The rectified screen of a phone photo against whole frames.
-    Screen,
-    /// A window inside the picture (a video in a web page, a picture-in-picture) against
-    /// whole frames.
-    Window,
-    /// The picture where a film's shape would lie centred in the canvas, against whole frames.
-    Shape,
-    /// The picture with one corner painted out (a broadcaster's logo), against whole frames.
-    Corner,
-}
-
-impl Tier {
-    fn name(self) -> &'static str {
-        match self {
-            Tier::Frame => "frame",
-            Tier::Crop => "crop",
-            Tier::Upper => "upper",
-            Tier::Screen => "screen",
-            Tier::Window => "window",
-            Tier::Shape => "shape",
-            Tier::Corner => "corner",
-        }
-    }
-
-    /// The distance a hit of this tier must be within.
-    fn accept(self) -> u32 {
-        match self {
-            Tier::Frame | Tier::Screen | Tier::Window => STILL_ACCEPT,
-            Tier::Crop => CROP_ACCEPT,
-            Tier::Upper => UPPER_ACCEPT,
-            Tier::Shape => SHAPE_ACCEPT,
-            Tier::Corner => CORNER_ACCEPT,
-        }
-    }
-
-    /// Whether the tier sends many guesses at once (offsets, tops, shapes, corners) rather
-    /// than one picture or one screen.
-    fn guesses_many(self) -> bool {
-        matches!(self, Tier::Crop | Tier::Upper | Tier::Shape | Tier::Corner)
-    }
-
-    /// The first-stage bound of this tier's scan: stricter for the tiers that send dozens of
-    /// query hashes (see [`scan::PREFILTER_MANY`]).
-    fn prefilter(self) -> u32 {
-        if self.guesses_many() { scan::PREFILTER_MANY } else { scan::PREFILTER }
-    }
-
-    /// Whether cuts too flat to say anything are left out (a covered or centred guess can
-    /// land on a plain part of the picture; the picture's own cuts are judged as a whole).
-    fn drops_flat(self) -> bool {
-        matches!(self, Tier::Upper | Tier::Shape | Tier::Corner)
-    }
-
-    /// The index section this tier's queries are scanned against.
-    fn section(self) -> Section {
-        match self {
-            Tier::Frame | Tier::Screen | Tier::Window | Tier::Shape | Tier::Corner => Section::Frames,
-            Tier::Crop => Section::Crops,
-            Tier::Upper => Section::Upper,
-        }
+impl Tried {
+    /// The distance of its best hit.
+    fn best(&self) -> Option<u32> {
+        self.hits.first().map(|h| h.dist)
     }
 }
 
 impl LibraryIndex {
     /// Searches one still picture (a screenshot or a photo of a screen).
-    pub fn search_image(&self, image: &DynamicImage) -> SearchAnswer {
+    pub fn search_image(&self, image: &DynamicImage) -> anyhow::Result<SearchAnswer> {
         self.search_image_within(image, None)
     }
 
     /// [`Self::search_image`]; `cancel` stops the decoding of candidate frames (see `verify`)
     /// when the request is gone.
-    pub fn search_image_within(&self, image: &DynamicImage, cancel: Option<&CancellationToken>) -> SearchAnswer {
+    pub fn search_image_within(
+        &self,
+        image: &DynamicImage,
+        cancel: Option<&CancellationToken>,
+    ) -> anyhow::Result<SearchAnswer> {
         let started = Instant::now();
-        let (segments, videos) = self.snapshot();
-        let total: u64 = segments.iter().map(|s| s.len() as u64).sum();
-        if segments.is_empty() {
-            return SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started);
+        let videos = self.videos();
+        let entries = self.entries();
+        if videos.is_empty() || entries.is_empty() {
+            return Ok(SearchAnswer::none("The library is empty: no video has been indexed yet.", 0, 0, started));
         }
-        let query = StillQuery::new(image);
-        let (frame_cuts, hypotheses) = hash_cuts(query.frame_cuts(), false);
-        if hypotheses[0].quality < MIN_QUALITY {
-            return SearchAnswer::none(
-                "The picture is too dark or too flat to match against the library.",
-                total,
-                videos.len(),
-                started,
-            );
-        }
-        let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        // Each tier tried: its cuts, its query hashes (even indexes as given, odd ones
-        // mirrored: query `q` is cut `q / 2`) and its hits.
-        let mut tried: Vec<Tried> = Vec::new();
-        // Scans one tier.
-        let search = |tried: &mut Vec<Tried>, tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>| {
-            let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
-            let band = tier.accept() + verify::BAND;
-            let reach = band + if cuts.iter().any(|c| c.painted) { verify::PAINTED_BAND } else { 0 };
-            let mut hits = if queries.is_empty() {
-                Vec::new()
-            } else {
-                // Room for every entry of a scene shared by a few dozen videos.
-                scan::scan(&refs, tier.section(), &queries, reach, tier.prefilter(), HIT_CAP)
-            };
-            // Past the band, only the painted-out picture's hits.
-            hits.retain(|h| h.dist as u32 <= band || cuts[h.query as usize / 2].painted);
-            let best = hits.first().map(|h| h.dist as u32);
-            tried.push(Tried { tier, cuts, queries, hits });
-            best
+        let search = StillSearch {
+            library: self,
+            timelines: Timelines::new(entries),
+            total: entries.len(),
+            videos,
+            cancel,
+            query: StillQuery::new(image),
+            started,
         };
-        // When the whole picture found nothing close, every fallback tier is tried (stopping at
-        // the first one within [`CLOSE`] bits was faster but cost more answers' times than it
-        // won; README, "Fifth round"):
+        search.run()
+    }
+}
+
+/// One still's search, stage by stage (see [`StillSearch::run`]).
+struct StillSearch<'a> {
+    library: &'a LibraryIndex,
+    /// The index, and the timelines of it the stages have walked along.
+    timelines: Timelines<'a>,
+    /// Entries in the index when the search started.
+    total: u64,
+    videos: HashMap<u32, VideoRecord>,
+    cancel: Option<&'a CancellationToken>,
+    query: StillQuery<'a>,
+    started: Instant,
+}
+
+impl StillSearch<'_> {
+    /// The pipeline: the picture's own cuts against whole frames; when nothing is close, every
+    /// fallback tier, and the screens found moved onto their hits; then the tiers that found
+    /// anything decide in turn, and the answer is told with its shot and the other videos.
+    fn run(&self) -> anyhow::Result<SearchAnswer> {
+        let Some(whole) = self.scan_whole()? else {
+            return Ok(self.none("The picture is too dark or too flat to match against the library."));
+        };
+        let mut tried = vec![whole];
+        if tried[0].best().is_none_or(|d| d > CLOSE) {
+            tried.extend(self.scan_fallbacks()?);
+            let refined = self.refine_screens(&tried)?;
+            tried.extend(refined);
+        }
+        match self.decide(&tried)? {
+            Some(decided) => self.report(decided),
+            None => Ok(self.none("No match in the library.")),
+        }
+    }
+
+    fn none(&self, reason: &str) -> SearchAnswer {
+        SearchAnswer::none(reason, self.total, self.videos.len(), self.started)
+    }
+
+    /// Stage 1: the picture's own cuts (see [`StillQuery::frame_cuts`]) against whole frames;
+    /// `None` when the picture is too flat to say anything.
+    fn scan_whole(&self) -> anyhow::Result<Option<Tried>> {
+        let (cuts, hypotheses) = hash_cuts(self.query.frame_cuts(), false);
+        if hypotheses[0].quality < MIN_QUALITY {
+            return Ok(None);
+        }
+        Ok(Some(self.scan(Tier::Frame, cuts, hypotheses)?))
+    }
+
+    /// Stage 2: every fallback tier, in the order of the table below. When the whole picture
+    /// found nothing close, all of them are tried (stopping at the first one within [`CLOSE`]
+    /// bits was faster but cost more answers' times than it won; design: "Fallback tiers").
+    fn scan_fallbacks(&self) -> anyhow::Result<Vec<Tried>> {
+        let query = &self.query;
         let fallbacks: [(Tier, Guesses<'_>); 6] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| vec![query.crop_cuts()]),
@@ -209,260 +158,290 @@ impl LibraryIndex {
             // a broadcaster's logo may cover a corner: the picture with each corner painted out.
             (Tier::Corner, &|| vec![query.corner_cuts()]),
         ];
-        if search(&mut tried, Tier::Frame, frame_cuts, hypotheses).is_none_or(|d| d > CLOSE) {
-            for (tier, groups) in fallbacks {
-                for cuts in groups() {
-                    let (cuts, found) = hash_cuts(cuts, tier.drops_flat());
-                    search(&mut tried, tier, cuts, found);
-                }
-            }
-            // A screen found a little off its corners warps to a picture tens of bits further
-            // from the frame than the true corners' picture. When no screen's best hit is
-            // close, each screen whose best hit is about as close as the best screen's has its
-            // corners moved toward that hit's frame, and what they warp to is searched as one
-            // more screen (see `refine`; README, "Nineteenth round"). Screens further off are
-            // left: each move of the corners is a warp and a hash.
-            let screens: Vec<&Tried> = tried.iter().filter(|t| t.tier == Tier::Screen).collect();
-            let nearest = screens.iter().filter_map(|t| t.hits.first()).map(|h| h.dist as u32).min();
-            let aims: Vec<ScreenAim> = screens
-                .iter()
-                .enumerate()
-                .filter_map(|(screen, t)| {
-                    let hit = t.hits.first().filter(|h| {
-                        let d = h.dist as u32;
-                        nearest.is_some_and(|n| n > CLOSE && d <= n + VERIFY_SLACK)
-                    })?;
-                    let cut = &t.cuts[hit.query as usize / 2];
-                    Some(ScreenAim {
-                        screen,
-                        rect: cut.rect,
-                        mirrored: hit.query % 2 == 1,
-                        target: refs[hit.segment as usize].hash(hit.entry as usize),
-                        glare: cut.glare,
-                    })
-                })
-                .collect();
-            for cuts in query.refined_screen_cuts(&aims) {
-                let (cuts, found) = hash_cuts(cuts, Tier::Screen.drops_flat());
-                search(&mut tried, Tier::Screen, cuts, found);
+        let mut tried = Vec::new();
+        for (tier, groups) in fallbacks {
+            for cuts in groups() {
+                let (cuts, found) = hash_cuts(cuts, tier.drops_flat());
+                tried.push(self.scan(tier, cuts, found)?);
             }
         }
-        let none = || SearchAnswer::none("No match in the library.", total, videos.len(), started);
-        // The tiers that found anything, the most similar best hit first. Each in turn: the
-        // distinct runs of entries the hash found about as close as its best. When there are
-        // several, or the best is not close, the frames of each are looked at again in the
-        // source (see `verify`): the one most like the query wins, and a match that is not
-        // close must look like the query there; when none does, the next tier gets its turn
-        // (a wrong guess at a phone photo's screen must not hide the whole picture's match).
+        Ok(tried)
+    }
+
+    /// Stage 3: a screen found a little off its corners warps to a picture tens of bits
+    /// further from the frame than the true corners' picture. When no screen's best hit is
+    /// close, each screen whose best hit is about as close as the best screen's has its
+    /// corners moved toward that hit's frame, and what they warp to is searched as one more
+    /// screen (see `refine`). Screens further off are left: each move of the corners is a
+    /// warp and a hash.
+    fn refine_screens(&self, tried: &[Tried]) -> anyhow::Result<Vec<Tried>> {
+        let screens: Vec<&Tried> = tried.iter().filter(|t| t.tier == Tier::Screen).collect();
+        let nearest = screens.iter().filter_map(|t| t.hits.first()).map(|h| h.dist).min();
+        let mut aims = Vec::new();
+        for (screen, t) in screens.iter().enumerate() {
+            let Some(hit) = t.hits.first().filter(|h| nearest.is_some_and(|n| n > CLOSE && h.dist <= n + VERIFY_SLACK))
+            else {
+                continue;
+            };
+            let Some(timeline) = self.timelines.get(hit.video, Section::Frames)? else { continue };
+            let cut = &t.cuts[hit.query / 2];
+            aims.push(ScreenAim {
+                screen,
+                rect: cut.rect,
+                mirrored: hit.query % 2 == 1,
+                target: timeline.hash(hit.entry as usize),
+                glare: cut.glare,
+            });
+        }
+        let mut out = Vec::new();
+        for cuts in self.query.refined_screen_cuts(&aims) {
+            let (cuts, found) = hash_cuts(cuts, Tier::Screen.drops_flat());
+            out.push(self.scan(Tier::Screen, cuts, found)?);
+        }
+        Ok(out)
+    }
+
+    /// Asks the index for one tier's cuts (as given and mirrored) within the tier's threshold
+    /// and its band beyond (see `policy::BAND`; further for the painted-out picture).
+    fn scan(&self, tier: Tier, cuts: Vec<Cut>, found: Vec<FrameHash>) -> anyhow::Result<Tried> {
+        let queries: Vec<Hash> = found.iter().flat_map(|f| [f.hash, f.mirror]).collect();
+        let band = tier.accept() + policy::BAND;
+        let reach = band + if cuts.iter().any(|c| c.painted) { policy::PAINTED_BAND } else { 0 };
+        let mut hits = if queries.is_empty() {
+            Vec::new()
+        } else {
+            // Room for every entry of a scene shared by a few dozen videos.
+            let probe = Probe {
+                section: tier.section(),
+                hashes: &queries,
+                radius: reach,
+                limit: HIT_CAP,
+                many: tier.guesses_many(),
+            };
+            self.timelines.entries().near(&probe)?
+        };
+        // Past the band, only the painted-out picture's hits.
+        hits.retain(|h| h.dist <= band || cuts[h.query / 2].painted);
+        Ok(Tried { tier, cuts, queries, hits })
+    }
+
+    /// Stage 4: the tiers that found anything, the most similar best hit first, each in turn
+    /// decides (see [`Self::decide_tier`]); when none of a tier's runs can stand, the next gets
+    /// its turn (a wrong guess at a phone photo's screen must not hide the whole picture's
+    /// match), at most [`MAX_TIERS`]. Then an upper-tier answer yields to the whole picture's
+    /// (see [`Self::whole_over_upper`]).
+    fn decide<'t>(&self, tried: &'t [Tried]) -> anyhow::Result<Option<Decision<'t>>> {
         let mut ranked: Vec<&Tried> = tried.iter().filter(|t| !t.hits.is_empty()).collect();
-        let rank = |t: &Tried| similarity(t.hits[0].dist as u32, t.tier.accept());
+        let rank = |t: &Tried| similarity(t.hits[0].dist, t.tier.accept());
         ranked.sort_by(|a, b| rank(b).total_cmp(&rank(a)));
-        let decide = |tried| decide_tier(&refs, &videos, tried, cancel);
         let mut decided = None;
         let mut whole_failed = false;
         for tried in ranked.into_iter().take(MAX_TIERS) {
-            decided = decide(tried);
+            decided = self.decide_tier(tried)?;
             if decided.is_some() {
                 break;
             }
             whole_failed |= tried.tier == Tier::Frame;
         }
-        let Some(mut decided) = decided else { return none() };
-        // The top of a picture found by the upper tier may be the top of another moment: a shot
-        // that returns with something else below, or one whose top barely moves while its
-        // lower part does. When the whole picture's own hits decide on a different moment that
-        // is closer by the hash as a whole (by more than the slack between candidates) and
-        // looks more alike as a whole with the same picture (the cover lies over both alike),
-        // that moment is the answer (README, "Eighteenth round").
+        let Some(decided) = decided else { return Ok(None) };
         if decided.tried.tier == Tier::Upper && !whole_failed {
             let whole = tried.iter().find(|t| t.tier == Tier::Frame && !t.hits.is_empty());
-            if let Some(other) = whole.and_then(decide).filter(|o| !o.same_moment(&decided, &refs))
-                && other.best.dist as u32 + VERIFY_SLACK < decided.whole_distance(&refs, &other.tried.queries)
-                && other.looks_more_alike_whole(&decided, &refs, &videos, cancel)
+            if let Some(whole) = whole
+                && let Some(other) = self.whole_over_upper(&decided, whole)?
             {
-                decided = other;
+                return Ok(Some(other));
             }
         }
+        Ok(Some(decided))
+    }
+
+    /// The top of a picture found by the upper tier may be the top of another moment: a shot
+    /// that returns with something else below, or one whose top barely moves while its lower
+    /// part does. When the whole picture's own hits decide on a different moment that is
+    /// closer by the hash as a whole (by more than the slack between candidates) and looks
+    /// more alike as a whole with the same picture (the cover lies over both alike), that
+    /// moment is the answer.
+    fn whole_over_upper<'t>(&self, upper: &Decision<'_>, whole: &'t Tried) -> anyhow::Result<Option<Decision<'t>>> {
+        let Some(other) = self.decide_tier(whole)?.filter(|o| !o.same_moment(upper)) else { return Ok(None) };
+        let closer = other.best.dist + VERIFY_SLACK < self.whole_distance(upper, &other.tried.queries)?;
+        Ok((closer && self.looks_more_alike_whole(&other, upper)).then_some(other))
+    }
+
+    /// One tier's answer, or `None` when it has none that can stand. The distinct runs of
+    /// entries the hash found about as close as its best; when there are several, or the best
+    /// is not close, the frames of each are looked at again in the source (see `verify`): the
+    /// one most like the query wins, and a match that is not close must look like the query
+    /// there.
+    fn decide_tier<'t>(&self, tried: &'t Tried) -> anyhow::Result<Option<Decision<'t>>> {
+        let runs = self.candidate_runs(tried)?;
+        if runs.is_empty() {
+            return Ok(None);
+        }
+        let looked =
+            if runs.len() > 1 || tried.hits[0].dist > CLOSE { self.look_again(tried, &runs) } else { Vec::new() };
+        let winner = winner_of(&looked, &runs, tried);
+        let (best, shot) = match winner {
+            Some((run, l)) => {
+                let (hit, mut shot) = runs[run];
+                if !can_stand(tried, &hit, &l) {
+                    return Ok(None);
+                }
+                shot.at = l.at;
+                shot.from = shot.from.min(l.from);
+                shot.to = shot.to.max(l.to);
+                (hit, shot)
+            }
+            // Not looked at (close and alone, or the file could not be read): the hash decides,
+            // within its threshold only (the band beyond needs the look).
+            None if runs[0].0.dist <= tried.tier.accept() => runs[0],
+            None => return Ok(None),
+        };
+        Ok(Some(Decision { tried, best, shot, runs, looked, winner }))
+    }
+
+    /// The whole shot around `hit` of one tier's scan (see [`shot_around`]); `None` when the
+    /// video is gone from the catalog or the index.
+    fn shot_of(&self, tried: &Tried, hit: &Hit) -> anyhow::Result<Option<Shot>> {
+        let Some(video) = self.videos.get(&hit.video) else { return Ok(None) };
+        let Some(timeline) = self.timelines.get(hit.video, tried.tier.section())? else { return Ok(None) };
+        let (query, entry) = (&tried.queries[hit.query], hit.entry as usize);
+        Ok(Some(shot_around(&timeline, query, entry, tried.tier.accept(), video.duration)))
+    }
+
+    /// The distinct runs of entries among `tried`'s hits within [`VERIFY_SLACK`] bits of its
+    /// best, best first (the first is the best hit's), at most [`MAX_RUNS`].
+    fn candidate_runs(&self, tried: &Tried) -> anyhow::Result<Vec<(Hit, Shot)>> {
+        let best = tried.hits[0].dist;
+        let mut runs: Vec<(Hit, Shot)> = Vec::new();
+        for h in tried.hits.iter().take_while(|h| h.dist <= best + VERIFY_SLACK) {
+            if runs.iter().any(|(r, s)| r.video == h.video && s.holds(h.entry as usize)) {
+                continue;
+            }
+            let Some(shot) = self.shot_of(tried, h)? else { continue };
+            runs.push((*h, shot));
+            if runs.len() == MAX_RUNS {
+                break;
+            }
+        }
+        Ok(runs)
+    }
+
+    /// Each run's frames decoded from its file and compared with the query picture its hit
+    /// came from (see [`verify`]): `(run, look)` for the runs that could be looked at, or
+    /// nothing when the first run (the hash's own choice) could not be, so the hash's answer
+    /// stands.
+    fn look_again(&self, tried: &Tried, runs: &[(Hit, Shot)]) -> Vec<(usize, Look)> {
+        let pictures: Vec<Option<Pooled>> =
+            runs.iter().map(|(h, _)| Pooled::of(&tried.cuts[h.query / 2].picture(h.query % 2 == 1))).collect();
+        let looks: Vec<Option<Look>> = runs
+            .par_iter()
+            .zip(&pictures)
+            .map(|((h, shot), picture)| {
+                let video = self.videos.get(&h.video)?;
+                verify::look(&Candidate {
+                    path: &video.path,
+                    section: tried.tier.section(),
+                    from: shot.from,
+                    to: shot.to,
+                    best: h.ms as f64 / 1000.0,
+                    query: picture.as_ref()?,
+                    cancel: self.cancel,
+                })
+            })
+            .collect();
+        if looks.first().is_none_or(Option::is_none) {
+            return Vec::new();
+        }
+        looks.into_iter().enumerate().filter_map(|(k, l)| Some((k, l?))).collect()
+    }
+
+    /// The distance from `queries` to the nearest whole-frame entry of `decision`'s span.
+    fn whole_distance(&self, decision: &Decision<'_>, queries: &[Hash]) -> anyhow::Result<u32> {
+        let Some(timeline) = self.timelines.get(decision.best.video, Section::Frames)? else { return Ok(256) };
+        let timeline = timeline.as_ref();
+        let shot = decision.shot;
+        let within = |i: &usize| {
+            let t = timeline.seconds(*i);
+            shot.from - SPAN_MARGIN <= t && t <= shot.to + SPAN_MARGIN
+        };
+        Ok((0..timeline.len())
+            .filter(within)
+            .flat_map(|i| queries.iter().map(move |q| hash::hamming(&timeline.hash(i), q)))
+            .min()
+            .unwrap_or(256))
+    }
+
+    /// Whether `mine`'s frame looks more like the query than `other`'s frames do, both looked
+    /// at with the picture and over the part of the frame `mine`'s look used: by more than
+    /// [`verify::SAME_LOOK`]. False when `mine` was not looked at or the other file cannot be
+    /// read.
+    fn looks_more_alike_whole(&self, mine: &Decision<'_>, other: &Decision<'_>) -> bool {
+        let Some((run, look)) = mine.winner else { return false };
+        let hit = mine.runs[run].0;
+        let Some(picture) = Pooled::of(&mine.tried.cuts[hit.query / 2].picture(hit.query % 2 == 1)) else {
+            return false;
+        };
+        let Some(video) = self.videos.get(&other.best.video) else { return false };
+        let theirs = verify::look(&Candidate {
+            path: &video.path,
+            section: mine.tried.tier.section(),
+            from: other.shot.from,
+            to: other.shot.to,
+            best: other.shot.at,
+            query: &picture,
+            cancel: self.cancel,
+        });
+        theirs.is_some_and(|t| look.score > t.score + verify::SAME_LOOK)
+    }
+
+    /// Stage 5: the decision as the answer: the winner's shot, how alike it looked, and the
+    /// other videos the scene is in: as close by the hash, and, where their frames were looked
+    /// at, as alike as the winner's (a recap or a trailer re-encodes the picture).
+    fn report(&self, decided: Decision<'_>) -> anyhow::Result<SearchAnswer> {
         let Decision { tried, best, mut shot, runs, looked, winner } = decided;
         let (tier, accept) = (tried.tier, tried.tier.accept());
-        let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(&refs, tried, hit, video);
-        let Some(video) = videos.get(&refs[best.segment as usize].video_id) else { return none() };
+        let Some(video) = self.videos.get(&best.video) else { return Ok(self.none("No match in the library.")) };
         shot.to = shot.to.min(video.duration);
-        let mut m = self.make_match(
-            video,
-            shot.from,
-            shot.at,
-            shot.to,
-            best.dist as u32,
-            accept,
-            tier.name(),
-            best.query % 2 == 1,
-        );
+        let mirrored = best.query % 2 == 1;
+        let mut m =
+            self.library.make_match(video, shot.from, shot.at, shot.to, best.dist, accept, tier.name(), mirrored);
         m.looked = winner.map(|(_, l)| (l.score, l.blocks));
-        // Other videos the scene is in: as close by the hash, and, where their frames were
-        // looked at, as alike as the winner's (a recap or a trailer re-encodes the picture).
         let looks_apart = |video_id: u32| {
             let top = winner.map_or(f32::MIN, |(_, l)| l.score);
-            let mut theirs =
-                looked.iter().filter(|(run, _)| refs[runs[*run].0.segment as usize].video_id == video_id).peekable();
+            let mut theirs = looked.iter().filter(|(run, _)| runs[*run].0.video == video_id).peekable();
             theirs.peek().is_some() && theirs.all(|(_, l)| !l.alike() || l.score < top - verify::SHARED_LOOK)
         };
-        m.also_in = shared_with(&refs, &tried.hits, &best, accept)
-            .iter()
-            .filter_map(|h| {
-                let other = videos.get(&refs[h.segment as usize].video_id)?;
-                (!looks_apart(other.id)).then(|| Self::appearance(other, shot_of(h, other), h.dist as u32, accept))
-            })
-            .collect();
-        SearchAnswer {
-            best: Some(m),
-            reason: None,
-            frames_searched: total,
-            videos: videos.len(),
-            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
-        }
-    }
-
-    /// The nearest indexed whole-frame entry to a picture at any distance:
-    /// `(video id, seconds, distance, word-0 distance)`. For calibration and the benchmark;
-    /// answers never use it.
-    #[doc(hidden)]
-    pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32, u32)> {
-        let (segments, _) = self.snapshot();
-        let queries: Vec<Hash> = super::hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
-        let refs: Vec<&Segment> = segments.iter().map(|s| s.as_ref()).collect();
-        let (hit, d0) = *scan::scan_exhaustive(&refs, &queries, 1).first()?;
-        let seg = refs[hit.segment as usize];
-        Some((seg.video_id, seg.times()[hit.entry as usize] as f64 / 1000.0, hit.dist as u32, d0))
-    }
-
-    /// For each query hypothesis of `image` (labelled by its rectangle, `painted` for the
-    /// subtitle-free picture's), the nearest whole-frame entry of video `video_id` within 0.6 s
-    /// of `t` (either mirror): its distance and its first word's (the scan's first stage). For the
-    /// benchmark's analysis of misses: which hypothesis came close, and how close.
-    #[doc(hidden)]
-    pub fn hypothesis_distances(&self, image: &DynamicImage, video_id: u32, t: f64) -> Vec<(String, (u32, u32))> {
-        let query = StillQuery::new(image);
-        let (frames_near, uppers_near) =
-            (self.entries_near(video_id, t, Section::Frames), self.entries_near(video_id, t, Section::Upper));
-        let label = |r: &hash::Rect| format!("[{},{},{},{}]", r.x0, r.y0, r.x1, r.y1);
-        let own = query.rects().len();
-        let mut out: Vec<(String, (u32, u32))> = query
-            .frame_cuts()
-            .iter()
-            .enumerate()
-            .map(|(k, c)| (if k < own { label(&c.rect) } else { "painted".into() }, closest(&frames_near, &c.hash())))
-            .collect();
-        let mut tier = |name: &str, cuts: Vec<Cut>, near: &[Hash]| {
-            let (cuts, hashes) = hash_cuts(cuts, false);
-            out.extend(cuts.iter().zip(&hashes).map(|(c, f)| (format!("{name} {}", label(&c.rect)), closest(near, f))));
-        };
-        tier("screen", query.screen_cuts().concat(), &frames_near);
-        tier("window", query.window_cuts().concat(), &frames_near);
-        tier("shape", query.shape_cuts(), &frames_near);
-        tier("corner", query.corner_cuts(), &frames_near);
-        tier("upper", query.upper_cuts(), &uppers_near);
-        out
-    }
-
-    /// For the benchmark's analysis of phone photos: the screens found in `image` (corners in
-    /// shares of its sides, as [`super::screen::screen_quads`]), and the distance to the
-    /// nearest whole-frame entry of video `video_id` within 0.6 s of `t` of the picture warped
-    /// as the screen tier warps it, but from the true corners `truth` (same order and units):
-    /// whether a miss is the corners' fault or the picture's.
-    #[doc(hidden)]
-    pub fn screen_truth(
-        &self,
-        image: &DynamicImage,
-        truth: [(f32, f32); 4],
-        video_id: u32,
-        t: f64,
-    ) -> (Vec<[(f32, f32); 4]>, u32) {
-        let gray = image.to_luma8();
-        let square = super::screen::warp_shares(&gray, truth, super::frames::FRAME_SIDE);
-        let near = self.entries_near(video_id, t, Section::Frames);
-        let off = super::glare::without_glare(&square, super::frames::FRAME_SIDE).map(|(s, _)| s);
-        let best = std::iter::once(&square)
-            .chain(&off)
-            .flat_map(|square| {
-                let view = super::frames::frame_view(square);
-                super::screen::still_square_rects(view).into_iter().map(move |r| super::hash::hash_rect(view, r))
-            })
-            .map(|f| closest(&near, &f).0)
-            .min()
-            .unwrap_or(256);
-        (super::screen::screen_quads(&gray, true), best)
-    }
-
-    /// The hashes of the entries of `section` of video `video_id` within 0.6 s of `t` (for
-    /// the benchmark's analysis of misses).
-    fn entries_near(&self, video_id: u32, t: f64, section: Section) -> Vec<Hash> {
-        let (segments, _) = self.snapshot();
-        segments
-            .iter()
-            .filter(|s| s.video_id == video_id)
-            .flat_map(|s| {
-                s.range(section).filter(|&i| (s.times()[i] as f64 / 1000.0 - t).abs() <= 0.6).map(|i| s.hash(i))
-            })
-            .collect()
-    }
-
-    /// How many whole-frame entries pass the scan's first stage (word 0 within
-    /// [`scan::PREFILTER`] of any query hash of `image`), and how many were looked at. For
-    /// the benchmark: the second stage's cost depends on this share on real footage.
-    #[doc(hidden)]
-    pub fn first_stage_passes(&self, image: &DynamicImage) -> (u64, u64) {
-        let (segments, _) = self.snapshot();
-        let queries: Vec<u64> =
-            super::hash_image_hypotheses(image).iter().flat_map(|f| [f.hash[0], f.mirror[0]]).collect();
-        let (mut passed, mut scanned) = (0, 0);
-        for seg in &segments {
-            for &w in &seg.first_words()[..seg.n_frames] {
-                scanned += 1;
-                if queries.iter().any(|q| (w ^ q).count_ones() <= scan::PREFILTER) {
-                    passed += 1;
-                }
+        for h in shared_with(&tried.hits, &best, accept) {
+            let Some(other) = self.videos.get(&h.video) else { continue };
+            if looks_apart(other.id) {
+                continue;
+            }
+            if let Some(shot) = self.shot_of(tried, &h)? {
+                m.also_in.push(LibraryIndex::appearance(other, shot, h.dist, accept));
             }
         }
-        (passed, scanned)
+        Ok(SearchAnswer {
+            best: Some(m),
+            reason: None,
+            frames_searched: self.total,
+            videos: self.videos.len(),
+            elapsed_ms: self.started.elapsed().as_secs_f64() * 1e3,
+        })
     }
-}
-
-/// The nearest of `near` to `f` (either mirror): its distance and its first word's (the
-/// scan's first stage); `(256, 64)` when `near` is empty.
-fn closest(near: &[Hash], f: &FrameHash) -> (u32, u32) {
-    near.iter()
-        .flat_map(|h| [(h, &f.hash), (h, &f.mirror)])
-        .map(|(h, q)| (hash::hamming(h, q), (h[0] ^ q[0]).count_ones()))
-        .min()
-        .unwrap_or((256, 64))
 }
 
 /// Whether a hit `dist` bits away in a tier that accepts `accept` bits is a match: close ones
-/// always, further ones when their look stands for them (see [`Look::stands_for`]), and a
-/// guess among many only when it looks alike both as a whole and by blocks.
+/// always, further ones when their look stands for them (see [`Look::stands_for`]), and past
+/// the tier's one-look distance ([`policy::one_look_up_to`]) only when it looks alike both as
+/// a whole and by blocks.
 fn can_stand(tried: &Tried, hit: &Hit, look: &Look) -> bool {
-    let (dist, accept) = (hit.dist as u32, tried.tier.accept());
+    let (dist, accept) = (hit.dist, tried.tier.accept());
     if dist <= CLOSE {
         return true;
     }
-    // A guess among others that is not close enough must look alike as a whole and by blocks
-    // even within its threshold: with dozens of guesses, one lands on an unrelated frame whose
-    // coarse light agrees (README, "Seventeenth round": a frame of the diver taken for a flat
-    // cartoon frame by the shape tier at 62 bits, and by a screen guess at 66, looked 0.83 as
-    // a whole and 0.53 by blocks). For the many-guess tiers that is any hit not close; a
-    // photo's screens and a picture's windows are few guesses whose true hits land far (a
-    // phone photo), so only past [`FEW_GUESSES_ONE_LOOK`]. A screen with a glare taken off is
-    // a guess at the light as well as the corners, and smoother than the photo: as strict as
-    // the many (README, "Twenty-first round": a repost caption's white band taken for a spot,
-    // what was left hit a flat cartoon at 62 bits, 0.68 alike as a whole, 0.12 by blocks).
-    let cut = &tried.cuts[hit.query as usize / 2];
-    let one_look_up_to = match tried.tier {
-        t if t.guesses_many() => CLOSE,
-        Tier::Screen | Tier::Window if cut.glare.is_some() => CLOSE,
-        Tier::Screen | Tier::Window => FEW_GUESSES_ONE_LOOK,
-        _ => accept,
-    };
+    // Past the tier's one-look distance both correlations must agree (`policy::TIERS`).
+    let cut = &tried.cuts[hit.query / 2];
+    let one_look_up_to = policy::one_look_up_to(tried.tier, cut.glare.is_some());
     if dist > one_look_up_to && !look.alike_both_ways() {
         return false;
     }
@@ -510,169 +489,10 @@ struct Decision<'t> {
 }
 
 impl Decision<'_> {
-    fn video_id(&self, refs: &[&Segment]) -> u32 {
-        refs[self.best.segment as usize].video_id
-    }
-
     /// Whether two decisions answer with one moment (one video, spans that meet).
-    fn same_moment(&self, other: &Decision<'_>, refs: &[&Segment]) -> bool {
-        self.video_id(refs) == other.video_id(refs)
-            && self.shot.from <= other.shot.to
-            && other.shot.from <= self.shot.to
+    fn same_moment(&self, other: &Decision<'_>) -> bool {
+        self.best.video == other.best.video && self.shot.from <= other.shot.to && other.shot.from <= self.shot.to
     }
-
-    /// The distance from `queries` to the nearest whole-frame entry of this decision's span.
-    fn whole_distance(&self, refs: &[&Segment], queries: &[Hash]) -> u32 {
-        let seg = refs[self.best.segment as usize];
-        let within = |i: &usize| {
-            let t = seg.times()[*i] as f64 / 1000.0;
-            self.shot.from - SPAN_MARGIN <= t && t <= self.shot.to + SPAN_MARGIN
-        };
-        seg.range(Section::Frames)
-            .filter(within)
-            .flat_map(|i| queries.iter().map(move |q| hash::hamming(&seg.hash(i), q)))
-            .min()
-            .unwrap_or(256)
-    }
-
-    /// Whether this decision's frame looks more like the query than `other`'s frames do, both
-    /// looked at with the picture and over the part of the frame this decision's look used: by
-    /// more than [`verify::SAME_LOOK`]. False when this decision was not looked at or the other
-    /// file cannot be read.
-    fn looks_more_alike_whole(
-        &self,
-        other: &Decision<'_>,
-        refs: &[&Segment],
-        videos: &HashMap<u32, VideoRecord>,
-        cancel: Option<&CancellationToken>,
-    ) -> bool {
-        let Some((run, mine)) = self.winner else { return false };
-        let hit = self.runs[run].0;
-        let Some(picture) = Pooled::of(&self.tried.cuts[hit.query as usize / 2].picture(hit.query % 2 == 1)) else {
-            return false;
-        };
-        let Some(video) = videos.get(&other.video_id(refs)) else { return false };
-        let theirs = verify::look(&Candidate {
-            path: &video.path,
-            section: self.tried.tier.section(),
-            from: other.shot.from,
-            to: other.shot.to,
-            best: other.shot.at,
-            query: &picture,
-            cancel,
-        });
-        theirs.is_some_and(|t| mine.score > t.score + verify::SAME_LOOK)
-    }
-}
-
-/// One tier's answer, or `None` when it has none that can stand. The distinct runs of entries
-/// the hash found about as close as its best; when there are several, or the best is not
-/// close, the frames of each are looked at again in the source (see `verify`): the one most
-/// like the query wins, and a match that is not close must look like the query there.
-fn decide_tier<'t>(
-    refs: &[&Segment],
-    videos: &HashMap<u32, VideoRecord>,
-    tried: &'t Tried,
-    cancel: Option<&CancellationToken>,
-) -> Option<Decision<'t>> {
-    let shot_of = |hit: &Hit, video: &VideoRecord| shot_for(refs, tried, hit, video);
-    let runs = candidate_runs(refs, videos, tried, &tried.hits[0], &shot_of);
-    let looked = if runs.len() > 1 || tried.hits[0].dist as u32 > CLOSE {
-        look_again(refs, videos, tried, &runs, cancel)
-    } else {
-        Vec::new()
-    };
-    let winner = winner_of(&looked, &runs, tried);
-    let (best, shot) = match winner {
-        Some((run, l)) => {
-            let (hit, mut shot) = runs[run];
-            if !can_stand(tried, &hit, &l) {
-                return None;
-            }
-            shot.at = l.at;
-            shot.from = shot.from.min(l.from);
-            shot.to = shot.to.max(l.to);
-            (hit, shot)
-        }
-        // Not looked at (close and alone, or the file could not be read): the hash decides,
-        // within its threshold only (the band beyond needs the look).
-        None if runs[0].0.dist as u32 <= tried.tier.accept() => runs[0],
-        None => return None,
-    };
-    Some(Decision { tried, best, shot, runs, looked, winner })
-}
-
-/// The whole shot around `hit` of one tier's scan (see [`shot_around`]).
-fn shot_for(refs: &[&Segment], tried: &Tried, hit: &Hit, video: &VideoRecord) -> Shot {
-    let seg = refs[hit.segment as usize];
-    let tier = tried.tier;
-    shot_around(
-        seg,
-        tier.section(),
-        &tried.queries[hit.query as usize],
-        hit.entry as usize,
-        tier.accept(),
-        video.duration,
-    )
-}
-
-/// The distinct runs of entries among `tried`'s hits within [`VERIFY_SLACK`] bits of `best`,
-/// best first (the first is `best`'s), at most [`MAX_RUNS`].
-fn candidate_runs(
-    refs: &[&Segment],
-    videos: &HashMap<u32, VideoRecord>,
-    tried: &Tried,
-    best: &Hit,
-    shot_of: &dyn Fn(&Hit, &VideoRecord) -> Shot,
-) -> Vec<(Hit, Shot)> {
-    let mut runs: Vec<(Hit, Shot)> = Vec::new();
-    for h in tried.hits.iter().take_while(|h| h.dist as u32 <= best.dist as u32 + VERIFY_SLACK) {
-        if runs.iter().any(|(r, s)| r.segment == h.segment && s.holds(h.entry as usize)) {
-            continue;
-        }
-        let Some(video) = videos.get(&refs[h.segment as usize].video_id) else { continue };
-        runs.push((*h, shot_of(h, video)));
-        if runs.len() == MAX_RUNS {
-            break;
-        }
-    }
-    runs
-}
-
-/// Each run's frames decoded from its file and compared with the query picture its hit came
-/// from (see [`verify`]): `(run, look)` for the runs that could be looked at, or nothing when
-/// the first run (the hash's own choice) could not be, so the hash's answer stands.
-fn look_again(
-    refs: &[&Segment],
-    videos: &HashMap<u32, VideoRecord>,
-    tried: &Tried,
-    runs: &[(Hit, Shot)],
-    cancel: Option<&CancellationToken>,
-) -> Vec<(usize, Look)> {
-    let pictures: Vec<Option<Pooled>> =
-        runs.iter().map(|(h, _)| Pooled::of(&tried.cuts[h.query as usize / 2].picture(h.query % 2 == 1))).collect();
-    let looks: Vec<Option<Look>> = runs
-        .par_iter()
-        .zip(&pictures)
-        .map(|((h, shot), picture)| {
-            let seg = refs[h.segment as usize];
-            let video = videos.get(&seg.video_id)?;
-            let best = seg.times()[h.entry as usize] as f64 / 1000.0;
-            verify::look(&Candidate {
-                path: &video.path,
-                section: tried.tier.section(),
-                from: shot.from,
-                to: shot.to,
-                best,
-                query: picture.as_ref()?,
-                cancel,
-            })
-        })
-        .collect();
-    if looks.first().is_none_or(Option::is_none) {
-        return Vec::new();
-    }
-    looks.into_iter().enumerate().filter_map(|(k, l)| Some((k, l?))).collect()
 }
 
 #[cfg(test)]
@@ -680,9 +500,12 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::library::fake_index::{FakeIndex, flipped, random_hash};
     use crate::library::frames::FRAME_SIDE;
     use crate::library::glare::Glare;
     use crate::library::hash::Rect;
+    use crate::library::index::entries::{EntryIndex, VideoEntries};
+    use crate::library::policy::{GUESS_ACCEPT, STILL_ACCEPT};
 
     fn tried(tier: Tier) -> Tried {
         tried_with(tier, None)
@@ -698,27 +521,185 @@ mod tests {
         Tried { tier, cuts: vec![cut], queries: Vec::new(), hits: Vec::new() }
     }
 
+    fn look(score: f32, detail: f32) -> Look {
+        Look { score, blocks: score, detail, at: 0.0, from: 0.0, to: 0.0 }
+    }
+
+    /// A run of entries `from..to` seconds whose hit is `dist` bits away.
+    fn run(video: u32, dist: u32, from: f64, to: f64) -> (Hit, Shot) {
+        let hit = Hit { query: 0, video, entry: 0, ms: (from * 1000.0) as u32, dist };
+        (hit, Shot { from, at: from, to, entries: (0, 0) })
+    }
+
+    #[test]
+    fn the_hash_choice_stands_unless_another_run_looks_more_alike() {
+        let runs = [run(1, 30, 10.0, 10.5), run(1, 33, 40.0, 40.5), run(2, 35, 3.0, 3.5)];
+        let frame = tried(Tier::Frame);
+        let winner = |looked: &[(usize, Look)]| winner_of(looked, &runs, &frame).map(|(run, _)| run);
+        // Another run more alike by more than SAME_LOOK wins.
+        assert_eq!(winner(&[(0, look(0.80, 0.5)), (1, look(0.81, 0.5)), (2, look(0.70, 0.5))]), Some(1));
+        // Alike to within SAME_LOOK: the hash's choice (the closer hit).
+        assert_eq!(winner(&[(0, look(0.80, 0.5)), (1, look(0.803, 0.5)), (2, look(0.70, 0.5))]), Some(0));
+        // ... unless the other's detail correlates better by more than DETAIL_MARGIN.
+        assert_eq!(winner(&[(0, look(0.80, 0.5)), (1, look(0.803, 0.65)), (2, look(0.70, 0.5))]), Some(1));
+        // Only the runs that were looked at count.
+        assert_eq!(winner(&[(0, look(0.80, 0.5)), (2, look(0.70, 0.5))]), Some(0));
+        assert_eq!(winner(&[]), None);
+    }
+
+    #[test]
+    fn among_runs_alike_the_one_more_than_twice_as_long_wins() {
+        let frame = tried(Tier::Frame);
+        let runs = [run(1, 30, 10.0, 10.5), run(1, 31, 20.0, 22.0)];
+        let looked = [(0, look(0.80, 0.5)), (1, look(0.80, 0.5))];
+        assert_eq!(winner_of(&looked, &runs, &frame).map(|(r, _)| r), Some(1));
+        let runs = [run(1, 30, 10.0, 10.5), run(1, 31, 20.0, 20.9)];
+        assert_eq!(winner_of(&looked, &runs, &frame).map(|(r, _)| r), Some(0));
+    }
+
+    #[test]
+    fn a_tie_never_turns_a_hash_choice_that_cannot_stand_into_a_match() {
+        // A shape guess 50 bits away alike as a whole only cannot stand; a longer run tied
+        // with it does not replace it (the tier then has no answer).
+        let shape = tried(Tier::Shape);
+        let half = |score| Look { score, blocks: 0.3, detail: 0.5, at: 0.0, from: 0.0, to: 0.0 };
+        let runs = [run(1, 50, 10.0, 10.5), run(2, 50, 20.0, 25.0)];
+        let looked = [(0, half(0.80)), (1, look(0.80, 0.5))];
+        assert_eq!(winner_of(&looked, &runs, &shape).map(|(r, _)| r), Some(0));
+        assert!(!can_stand(&shape, &runs[0].0, &looked[0].1));
+    }
+
+    /// Two videos of 40 entries, one every half second, whole frames and crop tier; their
+    /// files do not exist, so no run can be looked at and the hash decides.
+    struct Library {
+        _dir: tempfile::TempDir,
+        library: LibraryIndex,
+        index: FakeIndex,
+        frames: HashMap<u32, Vec<(Hash, u32)>>,
+        image: DynamicImage,
+    }
+
+    impl Library {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let library = LibraryIndex::open(dir.path()).unwrap();
+            let index = FakeIndex::default();
+            let mut frames = HashMap::new();
+            for video in [1u32, 2] {
+                let seed = video as u64 * 1000;
+                let whole: Vec<(Hash, u32)> = (0..40).map(|k| (random_hash(seed + k), k as u32 * 500)).collect();
+                let crops: Vec<(Hash, u32)> = (0..40).map(|k| (random_hash(seed + 500 + k), k as u32 * 500)).collect();
+                index.put(video, &VideoEntries { frames: &whole, crops: &crops, ..Default::default() }).unwrap();
+                frames.insert(video, whole.into_iter().chain(crops).collect());
+            }
+            let image = DynamicImage::new_rgb8(64, 64);
+            Self { _dir: dir, library, index, frames, image }
+        }
+
+        fn search(&self) -> StillSearch<'_> {
+            let record = |id: u32| VideoRecord {
+                id,
+                path: self._dir.path().join(format!("missing-{id}.mp4")),
+                size: 0,
+                mtime: 0,
+                partial_hash: String::new(),
+                meta: Default::default(),
+                duration: 20.0,
+                frames: 40,
+                crop_frames: 40,
+                upper_frames: 0,
+                audio_landmarks: 0,
+                indexed_at: String::new(),
+                index_seconds: 0.0,
+            };
+            StillSearch {
+                library: &self.library,
+                timelines: Timelines::new(&self.index),
+                total: self.index.len(),
+                videos: [(1, record(1)), (2, record(2))].into(),
+                cancel: None,
+                query: StillQuery::new(&self.image),
+                started: Instant::now(),
+            }
+        }
+
+        /// A tier's scan that found, for each `(video, entry, dist)`, the entry (of its
+        /// section: crop entries follow the 40 whole frames) that many bits away.
+        fn tried(&self, tier: Tier, found: &[(u32, u32, u32)]) -> Tried {
+            let mut t = tried(tier);
+            let section_start = if tier.section() == Section::Crops { 40 } else { 0 };
+            for &(video, entry, dist) in found {
+                let (hash, ms) = self.frames[&video][section_start + entry as usize];
+                t.hits.push(Hit { query: t.queries.len(), video, entry, ms, dist });
+                t.queries.push(flipped(hash, dist));
+                t.queries.push(random_hash(ms as u64 + 77));
+                t.cuts.push(t.cuts[0].clone());
+            }
+            t.hits.sort_by_key(|h| h.dist);
+            t
+        }
+    }
+
+    #[test]
+    fn a_tier_decision_prefers_the_closer_whole_frame_hit() {
+        let lib = Library::new();
+        let search = lib.search();
+        // Two runs within the slack: neither file can be looked at, so the closer hit decides.
+        let whole = lib.tried(Tier::Frame, &[(1, 10, 20), (2, 30, 26)]);
+        let d = search.decide_tier(&whole).unwrap().expect("a match");
+        assert_eq!((d.best.video, d.best.entry, d.best.dist, d.runs.len()), (1, 10, 20, 2));
+        assert!(d.shot.from == 5.0 && d.shot.to < 5.5, "{:?}", (d.shot.from, d.shot.to));
+        let whole = lib.tried(Tier::Frame, &[(1, 10, 27), (2, 30, 21)]);
+        let d = search.decide_tier(&whole).unwrap().expect("a match");
+        assert_eq!((d.best.video, d.best.entry), (2, 30));
+    }
+
+    #[test]
+    fn a_hit_in_the_band_that_could_not_be_looked_at_is_no_match() {
+        let lib = Library::new();
+        let search = lib.search();
+        let within = lib.tried(Tier::Frame, &[(1, 10, STILL_ACCEPT)]);
+        assert!(search.decide_tier(&within).unwrap().is_some());
+        let band = lib.tried(Tier::Frame, &[(1, 10, STILL_ACCEPT + 1)]);
+        assert!(search.decide_tier(&band).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_tiers_decide_in_the_order_of_their_best_hits_similarity() {
+        let lib = Library::new();
+        let search = lib.search();
+        // A whole frame 20 bits away is more similar than a crop 20 bits away (its threshold
+        // is wider); a crop 20 bits away more than a whole frame 30 bits away.
+        let tried = [lib.tried(Tier::Frame, &[(1, 10, 20)]), lib.tried(Tier::Crop, &[(2, 5, 20)])];
+        let d = search.decide(&tried).unwrap().unwrap();
+        assert_eq!((d.tried.tier, d.best.video), (Tier::Frame, 1));
+        let tried = [lib.tried(Tier::Frame, &[(1, 10, 30)]), lib.tried(Tier::Crop, &[(2, 5, 20)])];
+        let d = search.decide(&tried).unwrap().unwrap();
+        assert_eq!((d.tried.tier, d.best.video, d.best.entry), (Tier::Crop, 2, 5));
+        assert!(search.decide(&[lib.tried(Tier::Frame, &[])]).unwrap().is_none());
+    }
+
     #[test]
     fn a_many_guess_tier_needs_both_correlations_once_a_hit_is_not_close() {
         let look = |score, blocks| Look { score, blocks, detail: 0.0, at: 0.0, from: 0.0, to: 0.0 };
-        let hit = |dist| Hit { query: 0, segment: 0, entry: 0, dist };
+        let hit = |dist| Hit { query: 0, video: 1, entry: 0, ms: 0, dist };
         // The diver's frame taken for a flat cartoon frame: alike as a whole only.
         let smooth = look(0.83, 0.53);
         assert!(!can_stand(&tried(Tier::Shape), &hit(62), &smooth));
         assert!(!can_stand(&tried(Tier::Corner), &hit(50), &smooth));
-        // A screen guess: one correlation is enough up to FEW_GUESSES_ONE_LOOK only.
-        assert!(can_stand(&tried(Tier::Screen), &hit(FEW_GUESSES_ONE_LOOK as u16), &smooth));
+        // A screen guess: one correlation is enough up to GUESS_ACCEPT only.
+        assert!(can_stand(&tried(Tier::Screen), &hit(GUESS_ACCEPT), &smooth));
         assert!(!can_stand(&tried(Tier::Screen), &hit(66), &smooth));
         assert!(can_stand(&tried(Tier::Screen), &hit(66), &look(0.89, 0.83)));
         // A screen with a glare taken off is a guess at the light too: as strict as the many.
         let spot = crate::library::glare::tests::a_glare_on_a_cartoon();
-        assert!(!can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(FEW_GUESSES_ONE_LOOK as u16), &smooth));
+        assert!(!can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(GUESS_ACCEPT), &smooth));
         assert!(can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(66), &look(0.89, 0.83)));
         // The whole picture is its own best guess: within its threshold, one correlation is
         // enough.
         assert!(can_stand(&tried(Tier::Frame), &hit(66), &smooth));
         assert!(can_stand(&tried(Tier::Shape), &hit(62), &look(0.70, 0.68)));
         // A close hit needs no look.
-        assert!(can_stand(&tried(Tier::Crop), &hit(CLOSE as u16), &look(0.2, 0.2)));
+        assert!(can_stand(&tried(Tier::Crop), &hit(CLOSE), &look(0.2, 0.2)));
     }
 }

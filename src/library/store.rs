@@ -18,8 +18,7 @@ use anyhow::{Context, bail};
 use memmap2::Mmap;
 use serde::{Deserialize, Serialize};
 
-use super::hash::Hash;
-use super::scan::Section;
+use super::index::entries::{Section, VideoEntries};
 
 /// Version 4 adds the static stretches (their count in header bytes 24..28, the stretches
 /// after the times) to version 3, which added the upper tier (its count in header bytes
@@ -188,25 +187,12 @@ pub fn sync_dir(dir: &Path) {
     let _ = dir;
 }
 
-pub fn segment_path(dir: &Path, id: u32) -> PathBuf {
-    dir.join("segments").join(format!("{id}.seg"))
-}
-
-/// The entries of one video's segment, tier by tier, each `(hash, ms)`, and its static
-/// stretches (`[from, to]` ms, in order).
-#[derive(Clone, Copy)]
-pub struct Tiers<'a> {
-    pub frames: &'a [(Hash, u32)],
-    pub crops: &'a [(Hash, u32)],
-    pub uppers: &'a [(Hash, u32)],
-    pub stills: &'a [[u32; 2]],
-}
-
-/// Writes a segment file (through a temporary name, so readers never see half a file).
-pub fn write_segment(dir: &Path, id: u32, tiers: Tiers<'_>) -> anyhow::Result<PathBuf> {
-    let Tiers { frames, crops, uppers, stills } = tiers;
-    let path = segment_path(dir, id);
-    fs::create_dir_all(path.parent().unwrap_or(dir))?;
+/// Writes the segment file `path` of video `id` (through a temporary name, so readers never
+/// see half a file).
+pub fn write_segment(path: &Path, id: u32, entries: &VideoEntries<'_>) -> anyhow::Result<()> {
+    let &VideoEntries { frames, crops, uppers, stills } = entries;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    fs::create_dir_all(dir)?;
     let tmp = path.with_extension("seg.tmp");
     {
         let mut out = BufWriter::new(File::create(&tmp)?);
@@ -237,17 +223,16 @@ pub fn write_segment(dir: &Path, id: u32, tiers: Tiers<'_>) -> anyhow::Result<Pa
         out.flush()?;
         out.get_ref().sync_all()?;
     }
-    fs::rename(&tmp, &path)?;
-    sync_dir(path.parent().unwrap_or(dir));
-    Ok(path)
+    fs::rename(&tmp, path)?;
+    sync_dir(dir);
+    Ok(())
 }
 
-/// Whether the segment of video `id` exists and is in the current format (else the video
-/// is re-indexed by the next `add`, even when the file did not change).
-pub fn segment_is_current(dir: &Path, id: u32) -> bool {
+/// Whether the segment file `path` exists and is in the current format (else the video is
+/// re-indexed by the next `add`, even when the file did not change).
+pub fn segment_is_current(path: &Path) -> bool {
     let mut magic = [0u8; 8];
-    File::open(segment_path(dir, id)).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok()
-        && &magic == MAGIC
+    File::open(path).and_then(|mut f| std::io::Read::read_exact(&mut f, &mut magic)).is_ok() && &magic == MAGIC
 }
 
 /// A memory-mapped segment, ready to scan.
@@ -320,7 +305,7 @@ impl Segment {
         bytemuck::cast_slice(&self.map[start..start + self.len() * 24])
     }
 
-    pub fn hash(&self, i: usize) -> Hash {
+    pub fn hash(&self, i: usize) -> crate::library::hash::Hash {
         let r = self.rest_words()[i];
         [self.first_words()[i], r[0], r[1], r[2]]
     }
@@ -376,14 +361,15 @@ mod tests {
         let frames = [entry(1, 0), entry(5, 1000), entry(9, 2500)];
         let uppers = [entry(20, 40)];
         let stills = [[1000, 2400], [2500, 7000]];
-        let tiers = Tiers { frames: &frames, crops: &[], uppers: &uppers, stills: &stills };
-        let path = write_segment(dir.path(), 7, tiers).unwrap();
+        let tiers = VideoEntries { frames: &frames, crops: &[], uppers: &uppers, stills: &stills };
+        let path = dir.path().join("7.seg");
+        write_segment(&path, 7, &tiers).unwrap();
         let seg = Segment::open(&path).unwrap();
         assert_eq!((seg.video_id, seg.n_frames, seg.n_crop, seg.n_upper), (7, 3, 0, 1));
         assert_eq!(seg.hash(1), [5, 6, 7, 8]);
         assert_eq!(seg.times(), &[0, 1000, 2500, 40]);
         assert_eq!(seg.stills(), &stills);
-        assert!(segment_is_current(dir.path(), 7));
+        assert!(segment_is_current(&path));
         // Cut short by one stretch: not a segment to search.
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 8]).unwrap();

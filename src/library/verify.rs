@@ -27,7 +27,8 @@ use tokio_util::sync::CancellationToken;
 use super::fingerprint::indexed_rect;
 use super::frames::{self, Budget};
 use super::hash;
-use super::scan::Section;
+use super::index::entries::Section;
+use super::policy::{BAND, LOOK_ACCEPT, PAINTED_BAND, PAINTED_LOOK};
 
 /// Side of the pooled picture the correlations run on.
 const POOLED: usize = 32;
@@ -37,35 +38,11 @@ const BLOCKS: usize = 4;
 const FRAMES_PER_LOOK: f64 = 36.0;
 /// Longest stretch of a candidate's span decoded (seconds), around its best entry: a long
 /// run is a static shot, which looks the same throughout, and every second decoded costs
-/// CPU (README, "Looking again at the source", has the figures).
+/// CPU.
 const MAX_LOOK: f64 = 1.0;
 /// Seconds looked at before and after a span: a kept entry stands for the frames after it,
 /// and the frame the query shows may be the one before.
 const MARGIN: f64 = 0.1;
-
-/// A distant hit (see above) is a match only when its frame and the query correlate at
-/// least this much, as a whole or by the median of their blocks. Measured on the benchmark's
-/// calibration footage and tuning negatives (README, "Looking again at the source"): every
-/// false accept there stayed at or under 0.60, true matches under the hard transforms mostly
-/// above 0.75.
-pub const LOOK_ACCEPT: f32 = 0.65;
-
-/// How far (bits) beyond its threshold each still tier's scan reaches. A hit in this band is
-/// a match only when its frame was looked at and correlates with the query at
-/// [`LOOK_ACCEPT`] both as a whole and by blocks (README, "Ninth round"): a phone photo or a
-/// hard crop often lands a few bits past the threshold, and two smooth unrelated pictures can
-/// correlate as a whole without sharing any detail.
-pub const BAND: u32 = 8;
-
-/// How far beyond [`BAND`] a hit of the picture with its subtitles painted out may be: the
-/// painted block's low frequencies are only a guess at what the text hides, so a true match
-/// lands further out (82-84 bits on the benchmark's misses, README, "Sixteenth round").
-pub const PAINTED_BAND: u32 = 8;
-/// Such a hit stands only when its frame correlates with the query at least this much as a
-/// whole and by blocks: stricter than [`LOOK_ACCEPT`], as more of the hash disagrees (true
-/// matches under the hard transforms mostly correlate above it, false accepts stayed at or
-/// under 0.60).
-pub const PAINTED_LOOK: f32 = 0.75;
 
 /// Two frames whose correlations with a query differ by less than this look the same to it:
 /// grain and compression between frames of one static picture stay under it.

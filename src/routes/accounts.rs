@@ -16,6 +16,7 @@ use ts_rs::TS;
 use crate::entities::user;
 use crate::error::AppResult;
 use crate::routes::api::profiles::{ProfileResponse, profile_response};
+use crate::routes::api::site::{Availability, availability};
 use crate::services::profiles::AI_MODELS;
 use crate::services::{password_reset, sessions, verification};
 use crate::state::AppState;
@@ -52,6 +53,7 @@ pub fn error_message(code: &str) -> Option<(&'static str, &'static str)> {
         "register_throttled" => {
             ("Registration failed", "Too many new accounts from your network. Please try again later.")
         }
+        "mail_failed" => ("Registration failed", crate::routes::api::accounts::MAIL_FAILED),
         "failed" => ("Something went wrong", "Please try again."),
         _ => return None,
     })
@@ -61,6 +63,11 @@ pub fn error_message(code: &str) -> Option<(&'static str, &'static str)> {
 pub fn notice_message(code: &str) -> Option<(&'static str, &'static str)> {
     Some(match code {
         "password_reset" => ("Password changed", "Sign in with your new password."),
+        "password_reset_revoked" => (
+            "Password changed",
+            "Sign in with your new password. Your API keys were revoked and notifications turned off on your devices; \
+             make new keys and turn notifications on again in your account settings when you need them.",
+        ),
         "deleted" => ("Account deleted", "Your account and its data have been deleted."),
         _ => return None,
     })
@@ -164,17 +171,25 @@ async fn profile_page(ctx: PageCtx, State(state): State<AppState>) -> AppResult<
     };
     let profile = profile_response(&state, &u).await?;
     let model = u.default_ai_model.clone().unwrap_or_else(|| "auto".into());
+    let offered = offered_engines(&availability(&state, &*state.settings().await?).available, &model);
     let island = Island::new(
         "Profile",
         &ProfileProps {
             user: ProfileUser { username: &u.username, email: &u.email, created_at: u.created_at },
             initial: &profile,
             default_ai_model: &model,
-            ai_models: AI_MODELS,
+            ai_models: &offered,
             has_password: u.password_hash.is_some(),
         },
     );
     Ok(ProfilePage { ctx, data: Some((u, profile, island)) })
+}
+
+/// The engines the Settings tab offers as a default: `auto`, then each engine this server
+/// can use now, and the person's current choice even when it is not usable any more (so
+/// the form shows what is stored; the island marks it).
+fn offered_engines(available: &Availability, current: &str) -> Vec<&'static str> {
+    AI_MODELS.iter().copied().filter(|&m| m == "auto" || m == current || available.has(m)).collect()
 }
 
 #[derive(Template, WebTemplate)]
@@ -360,6 +375,9 @@ async fn reset_page(
 pub struct AccountQuery {
     notice: String,
     error: String,
+    /// After a password change: API keys revoked and push devices removed with it.
+    keys: u64,
+    devices: u64,
 }
 
 #[derive(Template, WebTemplate)]
@@ -370,7 +388,7 @@ pub struct AccountPage {
     email: String,
     has_password: bool,
     sessions: Vec<sessions::SessionView>,
-    notice: Option<&'static str>,
+    notice: Option<String>,
     error: Option<&'static str>,
 }
 
@@ -387,9 +405,19 @@ async fn account_page(
     let token = crate::auth::session_token(&headers);
     let sessions = sessions::list_for_user(&state.db, u.id, token.as_deref()).await?;
     let notice = match q.notice.as_str() {
-        "password_changed" => Some("Password changed. Your other sessions have been signed out."),
-        "sessions_ended" => Some("You have been signed out everywhere else."),
-        "session_ended" => Some("That device has been signed out."),
+        "password_changed" => {
+            let what_else = crate::services::credentials::Revoked {
+                sessions: 0,
+                api_keys: q.keys.min(1000),
+                push_devices: q.devices.min(1000),
+            };
+            Some(match crate::services::credentials::summary(&what_else) {
+                Some(s) => format!("Password changed. Your other sessions have been signed out. {s}"),
+                None => "Password changed. Your other sessions have been signed out.".to_owned(),
+            })
+        }
+        "sessions_ended" => Some("You have been signed out everywhere else.".to_owned()),
+        "session_ended" => Some("That device has been signed out.".to_owned()),
         _ => None,
     };
     let ctx = ctx.titled("Account Settings", "Your password, sessions and data.").noindex();

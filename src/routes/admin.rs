@@ -17,6 +17,7 @@ use crate::error::AppResult;
 use crate::routes::accounts::error_message;
 use crate::routes::admin_quotas::{self, Prefill, QuotaPanel};
 use crate::services::admin::{self, ENGINES, Integrity, UpdateError, UserList};
+use crate::services::analytics_tag;
 use crate::services::profiles::AI_MODELS;
 use crate::services::settings::SettingsExt;
 use crate::services::users::CurrentUser;
@@ -81,6 +82,37 @@ pub struct Field {
     pub value: String,
 }
 
+/// The studio's analytics tag fieldset: the three settings and what they make of the pages.
+pub struct TagForm {
+    /// (value, label, selected)
+    pub providers: Vec<(&'static str, &'static str, bool)>,
+    pub id: String,
+    pub host: String,
+    /// What visitors' pages load now, in words; `None` when no tag is chosen.
+    pub status: Option<String>,
+}
+
+impl TagForm {
+    fn new(provider: &str, id: &str, host: &str) -> Self {
+        let chosen = analytics_tag::Provider::parse(provider);
+        let providers = [("", "None"), ("ga4", "Google Analytics 4"), ("plausible", "Plausible"), ("matomo", "Matomo")]
+            .into_iter()
+            .map(|(v, l)| (v, l, analytics_tag::Provider::parse(v) == chosen))
+            .collect();
+        let status = chosen.map(|p| match analytics_tag::validate_together(provider, id, host) {
+            Ok(Some(tag)) => format!(
+                "{} is loaded on every page from {} (the Content-Security-Policy allows {}), unless the visitor's browser asks not to be tracked.",
+                p.label(),
+                tag.script_src(),
+                tag.connect_hosts().join(" ")
+            ),
+            Ok(None) => String::new(),
+            Err(m) => format!("Not loaded: {m}."),
+        });
+        Self { providers, id: id.to_owned(), host: host.to_owned(), status }
+    }
+}
+
 #[derive(Template, WebTemplate)]
 #[template(path = "admin/dashboard.html")]
 pub struct DashboardPage {
@@ -91,6 +123,7 @@ pub struct DashboardPage {
     engines: Vec<(&'static str, bool)>,
     models: Vec<(&'static str, bool)>,
     require_verification: bool,
+    tag: TagForm,
     smtp: bool,
     users: UserList,
     quotas: QuotaPanel,
@@ -144,6 +177,11 @@ pub(crate) async fn build_dashboard(
     let primary = value("ai_primary_model");
     let models = AI_MODELS.iter().map(|m| (*m, *m == primary)).collect();
     let require_verification = matches!(value("require_email_verification").as_str(), "true" | "on" | "1");
+    let tag = TagForm::new(
+        &value(analytics_tag::PROVIDER_KEY),
+        &value(analytics_tag::ID_KEY),
+        &value(analytics_tag::HOST_KEY),
+    );
     let users = admin::list_users(&state.db, 200).await?;
     let quotas = admin_quotas::panel(state, fill).await?;
     let ctx = ctx.titled("Admin Dashboard", "").noindex();
@@ -155,6 +193,7 @@ pub(crate) async fn build_dashboard(
         engines,
         models,
         require_verification,
+        tag,
         smtp: state.mailer.is_smtp(),
         users,
         quotas,
@@ -200,6 +239,12 @@ async fn save_settings(
     }
     let verify = pairs.iter().any(|(k, _)| k == "require_email_verification");
     changes.insert("require_email_verification".into(), verify.to_string());
+    let tag_keys = [analytics_tag::PROVIDER_KEY, analytics_tag::ID_KEY, analytics_tag::HOST_KEY];
+    for key in tag_keys {
+        if let Some((_, v)) = pairs.iter().find(|(k, _)| k == key) {
+            changes.insert(key.to_owned(), v.clone());
+        }
+    }
     match admin::update_settings(&state.db, &state.settings, &changes).await {
         Ok(()) => {
             tracing::info!(admin = me.id, "settings saved from the dashboard");

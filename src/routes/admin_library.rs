@@ -62,6 +62,8 @@ pub struct LibraryPage {
     videos: Vec<AdminVideo>,
     /// Total length of the indexed videos, in words.
     length: String,
+    /// Which backend holds the frame hashes and how many: "local, 1,234 entries".
+    index: String,
     form: Option<EditForm>,
     notice: Option<String>,
     error: Option<String>,
@@ -70,16 +72,20 @@ pub struct LibraryPage {
     max_episode: u32,
 }
 
-async fn videos(state: &AppState) -> AppResult<Vec<AdminVideo>> {
+/// The indexed videos, and which backend holds their hashes with how many entries.
+async fn videos(state: &AppState) -> AppResult<(Vec<AdminVideo>, String)> {
     let library = state.library.clone();
-    tokio::task::spawn_blocking(move || library.list().iter().map(AdminVideo::from).collect())
-        .await
-        .map_err(|e| AppError::Internal(e.into()))
+    tokio::task::spawn_blocking(move || {
+        let videos = library.list().iter().map(AdminVideo::from).collect();
+        (videos, format!("{}, {} entries", library.backend().kind(), library.frame_count()))
+    })
+    .await
+    .map_err(|e| AppError::Internal(e.into()))
 }
 
 fn render(
     ctx: PageCtx,
-    videos: Vec<AdminVideo>,
+    (videos, index): (Vec<AdminVideo>, String),
     form: Option<EditForm>,
     notice: Option<String>,
     error: Option<String>,
@@ -95,6 +101,7 @@ fn render(
         } else {
             format!("{:.1} hours", seconds / 3600.0)
         },
+        index,
         form,
         notice,
         error,
@@ -113,7 +120,7 @@ async fn page(
     let videos = videos(&state).await?;
     let form = match q.edit {
         None => None,
-        Some(id) => match videos.iter().find(|v| v.id == id) {
+        Some(id) => match videos.0.iter().find(|v| v.id == id) {
             Some(v) => Some(EditForm::from(v)),
             None => {
                 let err = Some(EditError::NotFound.to_string());
@@ -123,7 +130,7 @@ async fn page(
     };
     let notice = q
         .saved
-        .and_then(|id| videos.iter().find(|v| v.id == id))
+        .and_then(|id| videos.0.iter().find(|v| v.id == id))
         .map(|v| format!("Saved: {}.", v.show.as_deref().unwrap_or(&v.title)));
     Ok(render(ctx, videos, form, notice, None).into_response())
 }
@@ -187,7 +194,7 @@ async fn save(
         Err(e) => {
             let status = if matches!(e, EditError::NotFound) { StatusCode::NOT_FOUND } else { StatusCode::BAD_REQUEST };
             let videos = videos(&state).await?;
-            let form = match videos.iter().find(|v| v.id == id) {
+            let form = match videos.0.iter().find(|v| v.id == id) {
                 Some(v) => {
                     form.file = v.file.clone();
                     Some(form)

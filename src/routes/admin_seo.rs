@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use askama::Template;
 use askama_web::WebTemplate;
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Multipart, Query, State};
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -222,10 +222,13 @@ async fn save(
 async fn upload_image(
     AdminPage(me): AdminPage,
     State(state): State<AppState>,
-    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+    req: axum::extract::Request,
 ) -> AppResult<Response> {
     let fail = |m: String| Ok(Redirect::to(&format!("/admin/seo?error={}", urlencode(&m))).into_response());
-    let Ok(mut multipart) = multipart else { return fail("Choose an image to upload".into()) };
+    let limits = crate::routes::multipart::BodyLimits::upload(blog_images::MAX_BYTES as u64);
+    let Ok(mut multipart) = crate::routes::multipart::MeteredForm::new(req, limits).await else {
+        return fail("Choose an image to upload".into());
+    };
     let mut bytes = Vec::new();
     loop {
         match multipart.next_field().await {

@@ -4,7 +4,7 @@
 //! * [`JsonBody`]: JSON only (the islands and scripts).
 //! * [`JsonOrForm`]: JSON, or an HTML form (`application/x-www-form-urlencoded`) for the
 //!   pages that also work without JavaScript; the same camelCase field names either way.
-//! * [`drain`], [`drain_form`]: what is left of a body that is refused before it was read.
+//! * [`drain`]: what is left of a body that is refused before it was read.
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, Method, header};
 use serde::de::DeserializeOwned;
@@ -78,34 +78,11 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonOrForm<T> {
     }
 }
 
-/// Most of a refused request's body that is read and thrown away before the refusal is sent,
-/// and how long that may take. A client that is still writing its upload when the answer
-/// comes meets a closed connection ("broken pipe", or a browser's network error) instead of
-/// the answer, unless the server has read what it sent; a screenshot fits, a long video does
-/// not and is cut off as before.
-const DRAIN_BYTES: usize = 4 << 20;
-const DRAIN_TIME: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// Reads what is left of a refused request's body (at most [`DRAIN_BYTES`], for at most
-/// [`DRAIN_TIME`]), so that the client gets to read the refusal.
+/// Reads what is left of a refused request's body, raw and bounded, keeping none of it
+/// (see [`crate::routes::multipart::drain`]), so that the client gets to read the refusal.
 pub async fn drain(req: Request) {
     if req.method() == Method::GET || req.method() == Method::HEAD {
         return;
     }
-    let _ = tokio::time::timeout(DRAIN_TIME, axum::body::to_bytes(req.into_body(), DRAIN_BYTES)).await;
-}
-
-/// [`drain`] for an upload already taken by the `Multipart` extractor (a refusal the handler
-/// makes before it reads the form: rate limits, a guest's free tries).
-pub async fn drain_form(mut form: axum::extract::Multipart) {
-    let read_away = async {
-        let mut left = DRAIN_BYTES;
-        while let Ok(Some(mut field)) = form.next_field().await {
-            while let Ok(Some(chunk)) = field.chunk().await {
-                let Some(rest) = left.checked_sub(chunk.len()) else { return };
-                left = rest;
-            }
-        }
-    };
-    let _ = tokio::time::timeout(DRAIN_TIME, read_away).await;
+    crate::routes::multipart::drain(req.into_body()).await;
 }

@@ -4,6 +4,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod admin_blog;
+pub mod admin_corrections;
 pub mod admin_insight;
 pub mod admin_library;
 pub mod admin_quotas;
@@ -14,8 +15,11 @@ pub mod assets;
 pub mod cache;
 pub mod errors;
 pub mod extract;
+pub mod health;
 pub mod island_types;
+pub mod multipart;
 pub mod pages;
+pub mod public_answers;
 pub mod pwa;
 pub mod shared;
 
@@ -23,7 +27,8 @@ use axum::Router;
 
 use crate::state::AppState;
 
-/// All page and API routes, without the cross-cutting layers (those are added in `app`).
+/// All page and API routes, without the cross-cutting layers (those are added in `app`, with
+/// the probes `/healthz` and `/readyz` of [`health`] outside them).
 pub fn router(state: &AppState) -> Router<AppState> {
     Router::new()
         .merge(pages::router())
@@ -36,16 +41,9 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(admin_quotas::router())
         .merge(admin_seo::router())
         .merge(admin_testimonials::router())
+        .merge(admin_corrections::router())
         .merge(admin_insight::router())
         .merge(api::openapi::split().0)
         .merge(assets::service(&state.config.assets_dir))
-        .route("/healthz", axum::routing::get(health))
         .fallback(errors::not_found)
-}
-
-/// Liveness and database reachability, for load balancers and `docker healthcheck`-style probes.
-async fn health(axum::extract::State(state): axum::extract::State<AppState>) -> crate::error::AppResult<&'static str> {
-    use sea_orm::ConnectionTrait;
-    state.db.execute_unprepared("SELECT 1").await?;
-    Ok("ok")
 }

@@ -12,7 +12,7 @@ use crate::entities::{
     push_subscription, session, testimonial, user,
 };
 use crate::services::single_use_tokens::{self, Purpose};
-use crate::services::{sessions, users};
+use crate::services::{credentials, users};
 
 #[derive(Debug, thiserror::Error)]
 pub enum AccountError {
@@ -33,14 +33,15 @@ pub enum AccountError {
 }
 
 /// Checks `current` and sets `new`; every other session of the account ends (the one of
-/// `keep_token` stays). Returns how many sessions ended.
+/// `keep_token` stays), and its API keys and push subscriptions with them
+/// ([`credentials::revoke_all`]). Returns what ended.
 pub async fn change_password(
     db: &DatabaseConnection,
     user_id: i64,
     current: &str,
     new: &str,
     keep_token: Option<&str>,
-) -> Result<u64, AccountError> {
+) -> Result<credentials::Revoked, AccountError> {
     let u = user::Entity::find_by_id(user_id).one(db).await?.ok_or(AccountError::Gone)?;
     if u.password_hash.is_none() {
         return Err(AccountError::NoPassword);
@@ -55,7 +56,7 @@ pub async fn change_password(
     active.password_hash = Set(Some(hash));
     active.updated_at = Set(Utc::now());
     active.update(&txn).await?;
-    let ended = sessions::delete_others(&txn, user_id, keep_token).await?;
+    let ended = credentials::revoke_all(&txn, user_id, keep_token).await?;
     // A reset link mailed earlier must not undo this change.
     single_use_tokens::forget(&txn, user_id, Purpose::ResetPassword).await?;
     txn.commit().await?;
@@ -111,6 +112,8 @@ pub async fn delete(db: &DatabaseConnection, user_id: i64) -> Result<(), Account
             .await?;
     }
     user::Entity::delete_by_id(user_id).exec(&txn).await?;
+    // Their featured reviews leave the home page.
+    crate::services::content_version::bump(&txn).await?;
     txn.commit().await?;
     tracing::info!(user_id, "account deleted by its owner");
     Ok(())

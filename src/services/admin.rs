@@ -6,7 +6,7 @@ use chrono::Utc;
 use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
 use serde::Serialize;
 
-use crate::entities::{oauth_state, session, user};
+use crate::entities::{oauth_state, session, setting, user};
 use crate::services::profiles::AI_MODELS;
 use crate::services::settings::{DEFAULTS, SettingsStore, is_secret_key};
 use crate::services::single_use_tokens::{self, Purpose};
@@ -29,6 +29,9 @@ pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
     }
     if crate::services::seo::is_seo_key(key) {
         return crate::services::seo::validate(key, value);
+    }
+    if key.starts_with("analytics_tag_") {
+        return crate::services::analytics_tag::validate(key, value);
     }
     if !DEFAULTS.iter().any(|(k, _)| *k == key) {
         return Err(format!("Unknown setting: {key}"));
@@ -135,10 +138,28 @@ pub async fn update_settings(
         }
         clean.push((k.as_str(), validate_setting(k, v).map_err(UpdateError::Invalid)?));
     }
+    check_analytics_tag(db, &clean).await?;
     for (k, v) in clean {
         store.set(db, k, &v).await?;
     }
     Ok(())
+}
+
+/// The analytics tag's three settings only mean something together (a provider needs its kind
+/// of id, Matomo a host): when a change touches one, the three as they would be are checked.
+async fn check_analytics_tag(db: &impl ConnectionTrait, clean: &[(&str, String)]) -> Result<(), UpdateError> {
+    use crate::services::analytics_tag::{HOST_KEY, ID_KEY, PROVIDER_KEY, validate_together};
+    if !clean.iter().any(|(k, _)| k.starts_with("analytics_tag_")) {
+        return Ok(());
+    }
+    let mut values = [String::new(), String::new(), String::new()];
+    for (slot, key) in values.iter_mut().zip([PROVIDER_KEY, ID_KEY, HOST_KEY]) {
+        *slot = match clean.iter().find(|(k, _)| *k == key) {
+            Some((_, v)) => v.clone(),
+            None => setting::Entity::find_by_id(key).one(db).await?.map(|s| s.value).unwrap_or_default(),
+        };
+    }
+    validate_together(&values[0], &values[1], &values[2]).map(|_| ()).map_err(UpdateError::Invalid)
 }
 
 #[derive(Debug, thiserror::Error)]

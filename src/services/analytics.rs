@@ -25,7 +25,7 @@ pub const DEFAULT_RETENTION_DAYS: i64 = 90;
 pub const RETENTION_RANGE: std::ops::RangeInclusive<i64> = 1..=3650;
 
 /// Actions only the server records; a browser may not send them.
-pub const SERVER_ACTIONS: &[&str] = &["identify", "engine_run", "sign_up"];
+pub const SERVER_ACTIONS: &[&str] = &["identify", "engine_run", "sign_up", "memory_hit"];
 
 /// Metadata keys a browser may send that are kept (SPEC: userAgent, url path, timestamp,
 /// plus the extras of each event). `path`, `url` and `referrer` go to their own columns.
@@ -56,6 +56,9 @@ pub struct Identified {
     pub engine: String,
     /// Reused from an earlier identification of the same file (no engine ran).
     pub cached: bool,
+    /// Answered from the answer memory: the engine whose remembered answer it was (the call
+    /// the memory saved; a `memory_hit` event records it).
+    pub saved_engine: Option<String>,
 }
 
 /// The outcome name of a refused or failed identification, from its HTTP status code.
@@ -90,6 +93,7 @@ pub async fn record_identification(
     runs: &[EngineRun],
     duration_ms: i64,
 ) {
+    let saved = outcome.as_ref().ok().and_then(|d| d.saved_engine.clone());
     let main = match outcome {
         Ok(done) => NewEvent {
             action: "identify".into(),
@@ -107,17 +111,23 @@ pub async fn record_identification(
             ..Default::default()
         },
     };
-    let events =
-        std::iter::once(NewEvent { user_id, duration_ms: Some(duration_ms), ..main }).chain(runs.iter().map(|r| {
-            NewEvent {
-                action: "engine_run".into(),
-                user_id,
-                engine: Some(r.engine.to_owned()),
-                outcome: Some(r.outcome.into()),
-                duration_ms: Some(r.ms as i64),
-                ..Default::default()
-            }
-        }));
+    let memory_hit = saved.map(|engine| NewEvent {
+        action: "memory_hit".into(),
+        user_id,
+        engine: Some(engine),
+        outcome: Some("identified".into()),
+        ..Default::default()
+    });
+    let events = std::iter::once(NewEvent { user_id, duration_ms: Some(duration_ms), ..main }).chain(memory_hit).chain(
+        runs.iter().map(|r| NewEvent {
+            action: "engine_run".into(),
+            user_id,
+            engine: Some(r.engine.to_owned()),
+            outcome: Some(r.outcome.into()),
+            duration_ms: Some(r.ms as i64),
+            ..Default::default()
+        }),
+    );
     for e in events {
         if let Err(error) = record(db, e).await {
             tracing::warn!(%error, "could not record an identification event");

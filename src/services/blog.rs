@@ -84,24 +84,6 @@ pub async fn list(db: &impl ConnectionTrait, q: &ListQuery) -> Result<(Vec<blog_
     Ok((posts, total))
 }
 
-/// Every category that has a published post, alphabetically.
-pub async fn categories(db: &impl ConnectionTrait) -> Result<Vec<String>, sea_orm::DbErr> {
-    let mut cats: Vec<String> = blog_post::Entity::find()
-        .select_only()
-        .column(blog_post::Column::Category)
-        .distinct()
-        .filter(visible())
-        .into_tuple::<String>()
-        .all(db)
-        .await?
-        .into_iter()
-        .filter(|c| !c.trim().is_empty())
-        .collect();
-    cats.sort_by_key(|c| c.to_lowercase());
-    cats.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
-    Ok(cats)
-}
-
 /// A published post by slug.
 pub async fn find_published(db: &impl ConnectionTrait, slug: &str) -> Result<Option<blog_post::Model>, sea_orm::DbErr> {
     blog_post::Entity::find().filter(blog_post::Column::Slug.eq(slug)).filter(visible()).one(db).await

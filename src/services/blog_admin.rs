@@ -393,6 +393,7 @@ pub async fn create(
     .insert(&txn)
     .await
     .map_err(slug_race)?;
+    crate::services::content_version::bump(&txn).await?;
     txn.commit().await?;
     get(db, row.id).await
 }
@@ -470,6 +471,7 @@ pub async fn update(
             .await?;
         }
     }
+    crate::services::content_version::bump(&txn).await?;
     txn.commit().await?;
     get(db, id).await
 }
@@ -488,6 +490,7 @@ pub async fn delete(db: &impl ConnectionTrait, id: i64) -> Result<(), BlogAdminE
     if res.rows_affected == 0 {
         return Err(BlogAdminError::NotFound);
     }
+    crate::services::content_version::bump(db).await?;
     Ok(())
 }
 

@@ -190,9 +190,17 @@ async fn link_or_create(db: &impl ConnectionTrait, p: GoogleProfile, email: Stri
         active.google_sub = Set(Some(p.sub.clone()));
         if !u.email_verified {
             // Someone registered this address without proving it; its owner has now proved
-            // it. Drop that password and those sessions so the earlier registrant is locked out.
+            // it. Drop that password, those sessions, API keys and push subscriptions so the
+            // earlier registrant is locked out.
             active.password_hash = Set(None);
-            crate::services::sessions::delete_all_for_user(db, u.id).await?;
+            let revoked = crate::services::credentials::revoke_all(db, u.id, None).await?;
+            tracing::info!(
+                user_id = u.id,
+                sessions = revoked.sessions,
+                api_keys = revoked.api_keys,
+                push_devices = revoked.push_devices,
+                "Google sign-in took over an unverified registration"
+            );
         }
         active.email_verified = Set(true);
         if u.profile_picture.is_none() {

@@ -93,6 +93,62 @@ pub struct Insight {
     pub top_referrers: Vec<Count>,
     /// Page views with no referring site (typed, bookmarked, or from within this site).
     pub direct_page_views: u64,
+    /// What people said of each engine's answers ("Was this right?").
+    pub feedback: Vec<EngineFeedback>,
+    /// The answer memory: answers given from it, and the engine calls it saved.
+    pub memory: MemoryInsight,
+}
+
+/// "Was this right?" per engine.
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineFeedback {
+    pub engine: String,
+    pub confirmed: u64,
+    pub corrected: u64,
+    /// `confirmed / (confirmed + corrected)`, 0..=1.
+    pub confirmed_rate: f64,
+    /// `corrected / (confirmed + corrected)`, 0..=1.
+    pub corrected_rate: f64,
+}
+
+/// The answer memory over the period.
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryInsight {
+    /// Identifications answered from memory.
+    pub answered: u64,
+    /// `answered / identified`, 0..=1.
+    pub hit_rate: f64,
+    /// Engine calls saved (one per answer from memory: the engine that first gave it).
+    pub calls_saved: u64,
+    /// Their estimated price, US dollars ([`ENGINE_CALL_USD`]).
+    pub saved_usd: f64,
+    /// Answers remembered in all (not only this period).
+    pub remembered: u64,
+    pub daily: Vec<MemoryDay>,
+}
+
+#[derive(Serialize, Debug, Default, Clone, PartialEq, utoipa::ToSchema, TS)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryDay {
+    pub day: String,
+    pub answered: u64,
+    pub identified: u64,
+    pub saved_usd: f64,
+}
+
+/// The estimated price of one identification call, by engine (US dollars): the tokens a
+/// still costs (the providers' usage of the README's benchmark prompt: about 1,100-1,700
+/// tokens in, 30-60 out) at list prices. OpenAI gpt-4.1-mini 1,105 x $0.40/M + 48 x
+/// $1.60/M; Anthropic claude-sonnet 1,700 x $3/M + 55 x $15/M; Gemini 2.5 Flash 1,290 x
+/// $0.30/M + 28 x $2.50/M; xAI Grok 1,100 x $3/M + 50 x $15/M; the ensemble all four.
+pub const ENGINE_CALL_USD: &[(&str, f64)] =
+    &[("openai", 0.000_52), ("anthropic", 0.005_93), ("google", 0.000_46), ("xai", 0.004_05), ("ensemble", 0.010_96)];
+
+/// [`ENGINE_CALL_USD`] of `engine` (0 for the Library and unknown names).
+pub fn call_usd(engine: &str) -> f64 {
+    ENGINE_CALL_USD.iter().find(|(e, _)| *e == engine).map_or(0.0, |(_, usd)| *usd)
 }
 
 /// `days` if it is one of [`PERIODS`], else 30.
@@ -276,7 +332,59 @@ pub async fn load(db: &impl ConnectionTrait, days: i64, retention_days: i64) -> 
         })
         .collect();
 
+    // "Was this right?" per engine.
+    let feedback = crate::services::feedback::by_engine(db, since)
+        .await?
+        .into_iter()
+        .map(|(engine, confirmed, corrected)| {
+            let n = Ord::max(confirmed + corrected, 1) as f64;
+            EngineFeedback {
+                engine,
+                confirmed,
+                corrected,
+                confirmed_rate: confirmed as f64 / n,
+                corrected_rate: corrected as f64 / n,
+            }
+        })
+        .collect();
+
+    // The answer memory: its answers per day and the engine calls they saved.
+    let hits: Vec<(Option<String>, Option<String>, i64)> = in_period()
+        .filter(E::Action.eq("memory_hit"))
+        .select_only()
+        .column(E::Day)
+        .column(E::Engine)
+        .column_as(count(), "n")
+        .group_by(E::Day)
+        .group_by(E::Engine)
+        .into_tuple()
+        .all(db)
+        .await?;
+    let mut memory = MemoryInsight {
+        daily: by_day
+            .values()
+            .map(|d| MemoryDay { day: d.day.clone(), identified: d.identified, ..Default::default() })
+            .collect(),
+        ..Default::default()
+    };
+    for (day, engine, n) in hits {
+        let n = u64::try_from(n).unwrap_or(0);
+        let usd = call_usd(engine.as_deref().unwrap_or("")) * n as f64;
+        memory.answered += n;
+        memory.calls_saved += n;
+        memory.saved_usd += usd;
+        if let Some(d) = memory.daily.iter_mut().find(|d| Some(&d.day) == day.as_ref()) {
+            d.answered += n;
+            d.saved_usd += usd;
+        }
+    }
+    memory.hit_rate =
+        if totals.identified == 0 { 0.0 } else { (memory.answered as f64 / totals.identified as f64).min(1.0) };
+    memory.remembered = crate::entities::remembered_answer::Entity::find().count(db).await?;
+
     Ok(Insight {
+        feedback,
+        memory,
         days,
         from,
         to: today.format("%Y-%m-%d").to_string(),

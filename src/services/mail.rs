@@ -10,8 +10,17 @@ use url::Url;
 use crate::config::Config;
 
 pub enum Mailer {
-    Smtp { transport: AsyncSmtpTransport<Tokio1Executor>, from: Mailbox },
-    Outbox { dir: PathBuf, from: Mailbox },
+    /// `deadline`: the most one mail may take (`SMTP_TIMEOUT_SECS`), so that a slow or
+    /// silent mail server fails the mail instead of holding the request.
+    Smtp {
+        transport: AsyncSmtpTransport<Tokio1Executor>,
+        from: Mailbox,
+        deadline: std::time::Duration,
+    },
+    Outbox {
+        dir: PathBuf,
+        from: Mailbox,
+    },
 }
 
 /// One message in both a plain-text and an HTML version.
@@ -47,11 +56,13 @@ impl Mailer {
         Ok(match &config.accounts.smtp_url {
             Some(url) => {
                 let url = lettre_url(url.expose()).context("SMTP_URL")?;
-                let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(&url)
-                    .context("SMTP_URL")?
-                    .timeout(Some(std::time::Duration::from_secs(20)))
-                    .build();
-                Self::Smtp { transport, from }
+                let deadline = config.accounts.smtp_timeout;
+                let mut builder =
+                    AsyncSmtpTransport::<Tokio1Executor>::from_url(&url).context("SMTP_URL")?.timeout(Some(deadline));
+                if let Some(file) = &config.accounts.smtp_ca_file {
+                    builder = builder.tls(tls_trusting(&url, file)?);
+                }
+                Self::Smtp { transport: builder.build(), from, deadline }
             }
             None => Self::Outbox { dir: config.data_dir.join("outbox"), from },
         })
@@ -73,8 +84,14 @@ impl Mailer {
             .subject(mail.subject)
             .multipart(MultiPart::alternative_plain_html(mail.text, mail.html))?;
         match self {
-            Self::Smtp { transport, .. } => {
-                transport.send(message).await.context("SMTP delivery failed")?;
+            Self::Smtp { transport, deadline, .. } => {
+                match tokio::time::timeout(*deadline, transport.send(message)).await {
+                    Ok(sent) => sent.context("SMTP delivery failed")?,
+                    Err(_) => anyhow::bail!(
+                        "SMTP delivery failed: the mail server did not accept the mail within {} s (SMTP_TIMEOUT_SECS)",
+                        deadline.as_secs()
+                    ),
+                };
                 tracing::info!("mail sent by SMTP");
             }
             Self::Outbox { dir, .. } => {
@@ -93,6 +110,26 @@ impl Mailer {
         }
         Ok(())
     }
+}
+
+/// The TLS of `url` (as [`lettre_url`] wrote it) trusting the PEM certificates in `file`
+/// besides the public roots: `smtps` implicit TLS, `tls=required` or `tls=opportunistic`
+/// STARTTLS; a plain URL stays plain.
+fn tls_trusting(url: &str, file: &std::path::Path) -> anyhow::Result<lettre::transport::smtp::client::Tls> {
+    use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
+    let parsed = Url::parse(url)?;
+    let host = parsed.host_str().context("SMTP_URL has no host")?.trim_matches(['[', ']']).to_owned();
+    let pem = std::fs::read(file).with_context(|| format!("SMTP_CA_FILE: cannot read {}", file.display()))?;
+    let cert = Certificate::from_pem(&pem)
+        .with_context(|| format!("SMTP_CA_FILE: no PEM certificate in {}", file.display()))?;
+    let params = TlsParameters::builder(host).add_root_certificate(cert).build_rustls().context("SMTP_CA_FILE")?;
+    let mode = parsed.query_pairs().find(|(k, _)| k == "tls").map(|(_, v)| v.into_owned());
+    Ok(match (parsed.scheme(), mode.as_deref()) {
+        ("smtps", _) => Tls::Wrapper(params),
+        (_, Some("required")) => Tls::Required(params),
+        (_, Some("opportunistic")) => Tls::Opportunistic(params),
+        _ => Tls::None,
+    })
 }
 
 /// Turns our `SMTP_URL` rules into lettre's: `smtp://` means STARTTLS required unless the
@@ -148,6 +185,7 @@ mod tests {
             google_sub: None,
             created_at: chrono::Utc::now(),
             updated_at: chrono::Utc::now(),
+            username_key: "<ada>".into(),
         };
         let m = crate::services::verification::mail("R&F", "https://r.example", &to, "tok");
         assert_eq!(

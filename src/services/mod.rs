@@ -1,15 +1,20 @@
 //! Business rules. Services take a database connection and know nothing of HTTP.
 pub mod account;
 pub mod account_limits;
+pub mod achievements;
 pub mod admin;
 pub mod analytics;
+pub mod analytics_tag;
 pub mod api_keys;
 pub mod api_quota;
 pub mod blog;
 pub mod blog_admin;
 pub mod blog_images;
 pub mod collections;
+pub mod content_version;
+pub mod credentials;
 pub mod engine_names;
+pub mod feedback;
 pub mod google;
 pub mod identification_ids;
 pub mod insight;

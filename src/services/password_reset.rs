@@ -3,9 +3,9 @@
 //! opened the mail owns the address), ends every session of the account and every other
 //! reset link, all in one transaction.
 use chrono::{Duration, Utc};
-use sea_orm::{ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, Set};
+use sea_orm::{ActiveModelTrait, ConnectionTrait, DatabaseConnection, EntityTrait, Set};
 
-use crate::entities::{session, user};
+use crate::entities::user;
 use crate::services::mail::{Mail, escape_html, link_mail_html};
 use crate::services::single_use_tokens::{self as tokens, Purpose, TokenError};
 use crate::services::users;
@@ -41,14 +41,34 @@ pub async fn issue(db: &DatabaseConnection, user_id: i64) -> Result<String, sea_
     tokens::issue(db, user_id, Purpose::ResetPassword, TOKEN_TTL).await
 }
 
+/// Mails `to` a new reset link; earlier links stop working only once it is sent (see
+/// [`tokens::issue_mailed`]).
+pub async fn send_link(
+    db: &DatabaseConnection,
+    mailer: &crate::services::mail::Mailer,
+    site_name: &str,
+    origin: &str,
+    to: &user::Model,
+) -> anyhow::Result<()> {
+    tokens::issue_mailed(db, to.id, Purpose::ResetPassword, TOKEN_TTL, |token| {
+        mailer.send(mail(site_name, origin, to, &token))
+    })
+    .await
+}
+
 /// Whether `token` would work now (the page shows the form, or says why not), without using it.
 pub async fn check(db: &impl ConnectionTrait, token: &str) -> Result<(), ResetError> {
     tokens::check(db, Purpose::ResetPassword, token).await?;
     Ok(())
 }
 
-/// Uses `token` to set `new_password`; returns the account.
-pub async fn reset(db: &DatabaseConnection, token: &str, new_password: &str) -> Result<user::Model, ResetError> {
+/// Uses `token` to set `new_password`; every session, API key and push subscription of the
+/// account ends with it. Returns the account and what ended.
+pub async fn reset(
+    db: &DatabaseConnection,
+    token: &str,
+    new_password: &str,
+) -> Result<(user::Model, crate::services::credentials::Revoked), ResetError> {
     // A malformed token is refused before the password is looked at or hashed.
     tokens::check_shape(token)?;
     users::check_new_password(new_password).map_err(ResetError::WeakPassword)?;
@@ -62,9 +82,9 @@ pub async fn reset(db: &DatabaseConnection, token: &str, new_password: &str) -> 
     active.updated_at = Set(Utc::now());
     let u = active.update(&txn).await?;
     tokens::forget(&txn, u.id, Purpose::ResetPassword).await?;
-    session::Entity::delete_many().filter(session::Column::UserId.eq(u.id)).exec(&txn).await?;
+    let revoked = crate::services::credentials::revoke_all(&txn, u.id, None).await?;
     txn.commit().await?;
-    Ok(u)
+    Ok((u, revoked))
 }
 
 /// The reset mail, plain and HTML, with the link `{origin}/reset-password/{token}`.

@@ -56,6 +56,7 @@ pub async fn update_profile(
     let bio = clean(bio, BIO_MAX, "Bio", true)?;
     let model = default_ai_model.map(check_model).transpose()?;
     let u = user::Entity::find_by_id(user_id).one(db).await?.ok_or(ProfileError::Gone)?;
+    let renamed = u.display_name != display_name;
     let mut active: user::ActiveModel = u.into();
     active.display_name = Set(display_name);
     active.bio = Set(bio);
@@ -63,7 +64,12 @@ pub async fn update_profile(
         active.default_ai_model = Set(Some(m));
     }
     active.updated_at = Set(Utc::now());
-    Ok(active.update(db).await?)
+    let saved = active.update(db).await?;
+    // The home page names the authors of featured reviews.
+    if renamed && crate::services::testimonials::has_featured(db, user_id).await? {
+        crate::services::content_version::bump(db).await?;
+    }
+    Ok(saved)
 }
 
 fn check_model(model: &str) -> Result<String, ProfileError> {

@@ -1,18 +1,18 @@
 //! Site settings: a key-value table over documented defaults (SPEC sections 1 and 3).
 //!
-//! Reads go through a small in-process cache so every page does not query the table; a
-//! write clears it at once, and entries expire after a few seconds so that several app
-//! nodes on one PostgreSQL converge without a restart.
+//! Reads go through an in-process copy so that no request queries the table: the copy is
+//! tagged with the content version it was read at (`content_version`) and read again when
+//! the version changes. A write here changes the version at once on this node and, within
+//! the version's bound, on every other node of the same database.
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use chrono::Utc;
 use sea_orm::sea_query::OnConflict;
-use sea_orm::{ConnectionTrait, EntityTrait, Set};
-use tokio::sync::RwLock;
+use sea_orm::{ConnectionTrait, DatabaseConnection, EntityTrait, Set};
 
 use crate::entities::setting;
+use crate::services::content_version::{self, Tracker, Version};
 
 /// Every documented setting with its default. Keys not listed here may still be stored
 /// (later features add their own), and they appear in the map too.
@@ -42,6 +42,10 @@ pub const DEFAULTS: &[(&str, &str)] = &[
     ("tmdb_region", "US"),
     // Days analytics events are kept (1-3650); the Insight tab shows at most 90.
     ("analytics_retention_days", "90"),
+    // The third-party analytics tag (services::analytics_tag): none by default.
+    ("analytics_tag_provider", ""),
+    ("analytics_tag_id", ""),
+    ("analytics_tag_host", ""),
     // API keys (services::api_quota): default quota of keyed requests, and the origins
     // whose pages may call the API with a key (CORS), comma-separated; empty: none.
     ("api_quota_per_minute", "30"),
@@ -75,18 +79,28 @@ pub fn is_secret_key(key: &str) -> bool {
 
 pub type SettingsMap = BTreeMap<String, String>;
 
-const TTL: Duration = Duration::from_secs(5);
-
-#[derive(Default)]
 pub struct SettingsStore {
-    cache: RwLock<Option<(Instant, Arc<SettingsMap>)>>,
+    cache: RwLock<Option<(Version, Arc<SettingsMap>)>>,
+    content: Arc<Tracker>,
+}
+
+impl Default for SettingsStore {
+    /// A store with a version reading of its own (the app shares one: [`SettingsStore::new`]).
+    fn default() -> Self {
+        Self::new(Tracker::new(content_version::CHECK_EVERY))
+    }
 }
 
 impl SettingsStore {
+    pub fn new(content: Arc<Tracker>) -> Self {
+        Self { cache: RwLock::new(None), content }
+    }
+
     /// Defaults overlaid with stored values.
-    pub async fn all(&self, db: &impl ConnectionTrait) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {
-        if let Some((at, map)) = self.cache.read().await.as_ref()
-            && at.elapsed() < TTL
+    pub async fn all(&self, db: &DatabaseConnection) -> Result<Arc<SettingsMap>, sea_orm::DbErr> {
+        let version = self.content.current(db).await?;
+        if let Some((at, map)) = self.cache.read().unwrap_or_else(PoisonError::into_inner).as_ref()
+            && *at == version
         {
             return Ok(map.clone());
         }
@@ -95,7 +109,7 @@ impl SettingsStore {
             map.insert(row.key, row.value);
         }
         let map = Arc::new(map);
-        *self.cache.write().await = Some((Instant::now(), map.clone()));
+        *self.cache.write().unwrap_or_else(PoisonError::into_inner) = Some((version, map.clone()));
         Ok(map)
     }
 
@@ -113,12 +127,14 @@ impl SettingsStore {
             )
             .exec(db)
             .await?;
-        self.invalidate().await;
+        content_version::bump(db).await?;
+        self.invalidate();
+        self.content.refresh(db).await?;
         Ok(())
     }
 
-    pub async fn invalidate(&self) {
-        *self.cache.write().await = None;
+    pub fn invalidate(&self) {
+        *self.cache.write().unwrap_or_else(PoisonError::into_inner) = None;
     }
 }
 

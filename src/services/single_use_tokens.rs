@@ -65,6 +65,46 @@ pub async fn issue(
     Ok(token)
 }
 
+/// Issues a token for `user_id` and has `send` mail it; only once the mail is out do that
+/// person's earlier tokens of this purpose stop working. When the mail fails, the new token
+/// is deleted again and the earlier ones keep working: nothing is left that nobody received,
+/// and a link already in the person's inbox is not killed by a mail that never came.
+pub async fn issue_mailed<F, Fut>(
+    db: &DatabaseConnection,
+    user_id: i64,
+    purpose: Purpose,
+    ttl: Duration,
+    send: F,
+) -> anyhow::Result<()>
+where
+    F: FnOnce(String) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let token = new_token();
+    let now = Utc::now();
+    let row = token_row::ActiveModel {
+        user_id: Set(user_id),
+        purpose: Set(purpose.as_str().to_owned()),
+        token_hash: Set(hash_token(&token)),
+        created_at: Set(now),
+        expires_at: Set(now + ttl),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    if let Err(e) = send(token).await {
+        token_row::Entity::delete_by_id(row.id).exec(db).await?;
+        return Err(e);
+    }
+    token_row::Entity::delete_many()
+        .filter(token_row::Column::UserId.eq(user_id))
+        .filter(token_row::Column::Purpose.eq(purpose.as_str()))
+        .filter(token_row::Column::Id.ne(row.id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
 /// Refuses what cannot be a token (empty, or longer than any we make) without asking the database.
 pub fn check_shape(token: &str) -> Result<(), TokenError> {
     let token = token.trim();

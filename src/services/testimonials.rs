@@ -104,6 +104,16 @@ pub async fn featured(db: &impl ConnectionTrait, limit: u64) -> Result<Vec<Testi
         .collect())
 }
 
+/// Whether the home page shows a review by this person (their name is on it).
+pub async fn has_featured(db: &impl ConnectionTrait, user_id: i64) -> Result<bool, sea_orm::DbErr> {
+    Ok(testimonial::Entity::find()
+        .filter(testimonial::Column::UserId.eq(user_id))
+        .filter(testimonial::Column::Status.eq(FEATURED))
+        .count(db)
+        .await?
+        > 0)
+}
+
 /// The name each user shows to others: the display name, else the username.
 async fn display_names(
     db: &impl ConnectionTrait,
@@ -125,9 +135,12 @@ async fn display_names(
 }
 
 /// Validates and stores a review by `user_id` (SPEC section 5: text trimmed, rating 1 to 5)
-/// as `pending`. A referenced identification must exist and belong to `user_id`.
+/// as `pending`. A referenced identification must exist and belong to `user_id`. The daily
+/// limit and the one review per identification are checked and the row written in one
+/// transaction under the person's row lock, so parallel posts take turns and cannot pass
+/// either rule together; a unique index on (person, identification) backs the second.
 pub async fn create(
-    db: &impl ConnectionTrait,
+    db: &sea_orm::DatabaseConnection,
     user_id: i64,
     user_name: &str,
     input: NewTestimonial,
@@ -151,6 +164,11 @@ pub async fn create(
         Some(serde_json::Value::String(s)) => Some(s.trim().to_owned()).filter(|s| !s.is_empty()),
         Some(_) => return Err(TestimonialError::UnknownIdentification),
     };
+    let txn = crate::db::begin_write(db).await?;
+    if !crate::services::users::lock(&txn, user_id).await? {
+        return Err(TestimonialError::Db(sea_orm::DbErr::RecordNotFound("the account is gone".into())));
+    }
+    let db = &txn;
     if let Some(id) = &identification_id {
         let found = if crate::services::identification_ids::valid_id(id) {
             identification::Entity::find_by_id(id.clone()).one(db).await?
@@ -196,7 +214,12 @@ pub async fn create(
         ..Default::default()
     }
     .insert(db)
-    .await?;
+    .await
+    .map_err(|e| match e.sql_err() {
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => TestimonialError::AlreadyReviewed,
+        _ => e.into(),
+    })?;
+    txn.commit().await?;
     Ok(ModerationItem {
         status: row.status.clone(),
         user_id,
@@ -310,6 +333,7 @@ pub async fn moderate(db: &impl ConnectionTrait, id: i64, status: &str, admin_id
     if res.rows_affected == 0 {
         return Err(ModerationError::NotFound);
     }
+    crate::services::content_version::bump(db).await?;
     Ok(())
 }
 
@@ -319,6 +343,7 @@ pub async fn delete(db: &impl ConnectionTrait, id: i64) -> Result<(), Moderation
     if res.rows_affected == 0 {
         return Err(ModerationError::NotFound);
     }
+    crate::services::content_version::bump(db).await?;
     Ok(())
 }
 

@@ -231,6 +231,16 @@ impl Limit {
         rate_limit::Entity::delete_by_id(self.bucket(subject)).exec(db).await?;
         Ok(())
     }
+
+    /// Forgets the buckets of every subject that starts with `prefix` (letters, digits and
+    /// `|` only: subjects that short are never hashed, see [`Limit::bucket`]).
+    pub async fn clear_prefix(&self, db: &impl ConnectionTrait, prefix: &str) -> Result<(), DbErr> {
+        debug_assert!(prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '|'));
+        let sql = "DELETE FROM rate_limits WHERE bucket LIKE $1";
+        let pattern = format!("{}%", self.bucket(prefix));
+        db.execute_raw(stmt(db.get_database_backend(), sql, vec![pattern.into()])).await?;
+        Ok(())
+    }
 }
 
 /// About one write in 256 also deletes rows whose window ended (failures are only logged:

@@ -96,6 +96,13 @@ pub fn verify_password(password: &str, phc: &str) -> bool {
     PasswordHash::new(phc).map(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok()).unwrap_or(false)
 }
 
+/// A username as names are compared: trimmed and in Unicode lower case, done here in Rust
+/// and stored (`users.username_key`, uniquely indexed), never by the database's `lower()`,
+/// which folds only ASCII on SQLite. "Émile" and "émile" are one name on every database.
+pub fn username_key(username: &str) -> String {
+    username.trim().to_lowercase()
+}
+
 /// Validates and inserts a user. Username and email are compared case-insensitively.
 pub async fn create(db: &impl ConnectionTrait, new: NewUser<'_>) -> Result<user::Model, CreateUserError> {
     let username = new.username.trim();
@@ -127,6 +134,7 @@ pub async fn create(db: &impl ConnectionTrait, new: NewUser<'_>) -> Result<user:
     let now = Utc::now();
     let row = user::ActiveModel {
         username: Set(username.to_owned()),
+        username_key: Set(username_key(username)),
         email: Set(email.clone()),
         password_hash: Set(password_hash),
         role: Set(new.role),
@@ -158,13 +166,7 @@ pub async fn find_by_username(
     db: &impl ConnectionTrait,
     username: &str,
 ) -> Result<Option<user::Model>, sea_orm::DbErr> {
-    use sea_orm::sea_query::{Expr, ExprTrait, Func};
-    user::Entity::find()
-        .filter(
-            Expr::expr(Func::lower(Expr::col(user::Column::Username))).eq(Expr::val(username.trim().to_lowercase())),
-        )
-        .one(db)
-        .await
+    user::Entity::find().filter(user::Column::UsernameKey.eq(username_key(username))).one(db).await
 }
 
 pub async fn find_by_email(db: &impl ConnectionTrait, email: &str) -> Result<Option<user::Model>, sea_orm::DbErr> {

@@ -33,6 +33,21 @@ pub async fn issue(db: &sea_orm::DatabaseConnection, user_id: i64) -> Result<Str
     tokens::issue(db, user_id, Purpose::VerifyEmail, TOKEN_TTL).await
 }
 
+/// Mails `to` a new verification link; earlier links stop working only once it is sent
+/// (see [`tokens::issue_mailed`]).
+pub async fn send_link(
+    db: &sea_orm::DatabaseConnection,
+    mailer: &crate::services::mail::Mailer,
+    site_name: &str,
+    origin: &str,
+    to: &user::Model,
+) -> anyhow::Result<()> {
+    tokens::issue_mailed(db, to.id, Purpose::VerifyEmail, TOKEN_TTL, |token| {
+        mailer.send(mail(site_name, origin, to, &token))
+    })
+    .await
+}
+
 /// Marks the token's user verified and uses the token up, in one transaction.
 pub async fn verify(db: &sea_orm::DatabaseConnection, token: &str) -> Result<user::Model, VerifyError> {
     let (txn, user_id) = tokens::consume(db, Purpose::VerifyEmail, token).await?;
@@ -64,6 +79,38 @@ pub fn mail(site_name: &str, origin: &str, to: &user::Model, token: &str) -> Mai
             &link,
             "Verify my email",
             "The link works once and expires in 24 hours. If you did not create an account, ignore this email.",
+        ),
+    }
+}
+
+/// The mail to the owner of an address someone tried to register again. The sign-up answer
+/// is the same as for a new address (so nobody learns which addresses have accounts); this
+/// mail tells the one person who may know.
+pub fn already_registered_mail(site_name: &str, origin: &str, to: &user::Model) -> Mail {
+    let sign_in = format!("{origin}/auth");
+    let reset = format!("{origin}/forgot-password");
+    let site = escape_html(site_name);
+    let name = escape_html(&to.username);
+    Mail {
+        to: to.email.clone(),
+        subject: format!("You already have a {site_name} account"),
+        text: format!(
+            "Hi {username},\n\nSomeone (hopefully you) just tried to create a {site_name} account with this email \
+             address. It already has an account, with the username {username}. Sign in here:\n\n{sign_in}\n\n\
+             Forgot your password? Choose a new one here:\n\n{reset}\n\n\
+             If it was not you, ignore this email: nothing was changed.\n",
+            username = to.username
+        ),
+        html: link_mail_html(
+            &name,
+            &format!(
+                "<p>Someone (hopefully you) just tried to create a {site} account with this email address. It \
+                 already has an account, with the username <strong>{name}</strong>. Forgot your password? \
+                 <a href=\"{reset}\">Choose a new one</a>.</p>"
+            ),
+            &sign_in,
+            "Sign in",
+            "If it was not you, ignore this email: nothing was changed.",
         ),
     }
 }

@@ -117,6 +117,9 @@ pub struct PageCtx {
     pub runtime_src: Option<String>,
     /// The nonce every `<script>` of this page carries (see `csp`).
     pub csp_nonce: String,
+    /// The third-party analytics tag the admin chose, as JSON for the runtime
+    /// (`services::analytics_tag`); `None` when there is none.
+    pub analytics_tag: Option<String>,
 }
 
 impl PageCtx {
@@ -153,6 +156,8 @@ impl PageCtx {
             css_href: state.assets.url("app.css").unwrap_or("/assets/css/app.css").to_owned(),
             studio_css_href: state.assets.url("studio.css").unwrap_or("/assets/css/studio.css").to_owned(),
             runtime_src: state.assets.url("runtime.js").map(str::to_owned),
+            analytics_tag: crate::services::analytics_tag::AnalyticsTag::from_settings(settings)
+                .and_then(|t| serde_json::to_string(&t.for_page()).ok()),
         }
     }
 

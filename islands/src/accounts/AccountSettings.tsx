@@ -45,15 +45,16 @@ export function ChangePassword({ hasPassword, email }: { hasPassword: boolean; e
   const [f, setF] = useState({ current: "", next: "", confirm: "" });
   const change = useMutation({
     mutationFn: () =>
-      postJson<{ message: string; signedOutSessions: number }>("/api/account/password", {
+      postJson<{ message: string; signedOutSessions: number; revokedApiKeys: number; removedPushDevices: number }>("/api/account/password", {
         currentPassword: f.current,
         newPassword: f.next,
         confirmPassword: f.confirm,
       }),
-    onSuccess: () => {
+    onSuccess: (r) => {
       setF({ current: "", next: "", confirm: "" });
       void queryClient.invalidateQueries({ queryKey: SESSIONS_KEY });
-      toast({ title: "Password changed", description: "Your other sessions have been signed out." });
+      // The server's sentence says how many API keys and push devices ended with the sessions.
+      toast({ title: "Password changed", description: r.message.replace(/^Your password has been changed\. /, "") });
     },
     onError: (err) => toast({ title: "Password not changed", description: serverMessage(err, "Failed to change your password."), variant: "destructive" }),
   });

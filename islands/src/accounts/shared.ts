@@ -44,6 +44,11 @@ export const AUTH_ERRORS: Record<string, { title: string; description: string }>
 /** Messages for the `?notice=` codes the server sends to /auth. */
 export const AUTH_NOTICES: Record<string, { title: string; description: string }> = {
   password_reset: { title: "Password changed", description: "Sign in with your new password." },
+  password_reset_revoked: {
+    title: "Password changed",
+    description:
+      "Sign in with your new password. Your API keys were revoked and notifications turned off on your devices; make new keys and turn notifications on again in your account settings when you need them.",
+  },
   deleted: { title: "Account deleted", description: "Your account and its data have been deleted." },
 };
 

@@ -2,7 +2,9 @@
 import type { Conversion } from "./Conversion";
 import type { Count } from "./Count";
 import type { Day } from "./Day";
+import type { EngineFeedback } from "./EngineFeedback";
 import type { EngineStats } from "./EngineStats";
+import type { MemoryInsight } from "./MemoryInsight";
 import type { Totals } from "./Totals";
 
 export type Insight = { days: number, from: string, to: string, 
@@ -13,4 +15,12 @@ retentionDays: number, totals: Totals, daily: Array<Day>, engines: Array<EngineS
 /**
  * Page views with no referring site (typed, bookmarked, or from within this site).
  */
-directPageViews: number, };
+directPageViews: number, 
+/**
+ * What people said of each engine's answers ("Was this right?").
+ */
+feedback: Array<EngineFeedback>, 
+/**
+ * The answer memory: answers given from it, and the engine calls it saved.
+ */
+memory: MemoryInsight, };

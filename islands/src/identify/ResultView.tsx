@@ -5,16 +5,19 @@
  * in tabs/), and the Where to Watch panel (WhereToWatch.tsx). Used by the uploader, shared
  * links and the history modal.
  */
+import { requestAchievementCheck } from "../lib/achievements";
 import { useEffect, useId, useRef, useState } from "react";
 import { putJson } from "../lib/api";
 import { useToast } from "../lib/useToast";
 import { addToCollection, track } from "./api";
+import { viewerIsAdmin } from "./errors";
 import { Icon } from "./icons";
 import { Poster } from "./Poster";
 import { RatingStars } from "./RatingStars";
 import { ReviewDialog } from "./ReviewDialog";
 import {
   appearanceName,
+  detailsNotice,
   formatClock,
   formatRuntime,
   genreList,
@@ -35,6 +38,7 @@ import { OverviewTab } from "./tabs/OverviewTab";
 import { TrailerTab } from "./tabs/TrailerTab";
 import { Tabs, type TabDef } from "./Tabs";
 import { WhereToWatch } from "./WhereToWatch";
+import { AnswerFeedback, MemoryNote } from "./feedback/AnswerFeedback";
 
 export interface ResultViewProps {
   result: IdentificationResult;
@@ -47,7 +51,21 @@ export interface ResultViewProps {
   variant?: "page" | "modal";
 }
 
-export function ResultView({ result, backLabel, onBack, autoFocus = true, variant = "page" }: ResultViewProps) {
+/** The result as shown: the owner's correction ("Was this right?" → a picked title) replaces it. */
+export function ResultView(props: ResultViewProps) {
+  const [shown, setShown] = useState(props.result);
+  useEffect(() => setShown(props.result), [props.result]);
+  return <ResultBody {...props} result={shown} onCorrected={setShown} />;
+}
+
+function ResultBody({
+  result,
+  backLabel,
+  onBack,
+  autoFocus = true,
+  variant = "page",
+  onCorrected,
+}: ResultViewProps & { onCorrected: (r: IdentificationResult) => void }) {
   const { toast } = useToast();
   const [tab, setTab] = useState("overview");
   const [reviewOpen, setReviewOpen] = useState(false);
@@ -67,6 +85,7 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
   const cast = result.cast ?? [];
   const ts = result.timestamp;
   const alsoIn = result.alsoIn ?? [];
+  const notice = detailsNotice(result, viewerIsAdmin());
 
   useEffect(() => {
     const heading = headingRef.current;
@@ -130,6 +149,7 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
     if (outcome === "added") {
       setSaved(true);
       toast({ title: "Added to Collection", description: `${title} was added to your collection.` });
+      requestAchievementCheck();
     } else if (outcome === "signin") {
       toast({ title: "Sign in Required", description: "Please sign in to add titles to your collection.", variant: "destructive" });
     } else {
@@ -159,10 +179,11 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
         </button>
       </div>
 
-      {result.detailsUnavailable && result.notice && (
-        <p className="id-notice" role="note">
-          {result.notice}
-        </p>
+      {notice && (
+        <div className="id-notice" role="note">
+          <p>{notice.text}</p>
+          {notice.adminHint && <p className="id-notice-admin">{notice.adminHint}</p>}
+        </div>
       )}
 
       <div className="id-result-grid">
@@ -262,6 +283,9 @@ export function ResultView({ result, backLabel, onBack, autoFocus = true, varian
               </div>
             </div>
           </header>
+
+          <MemoryNote result={result} />
+          <AnswerFeedback result={result} onCorrected={onCorrected} />
 
           <Tabs tabs={tabs} selected={tab} onSelect={setTab} label={`About ${title}`} />
         </div>

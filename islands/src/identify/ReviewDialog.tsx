@@ -3,6 +3,7 @@
  * dialog", section 5 "Review"): a 1-5 star rating (default 5) and a text; posts to
  * POST /api/testimonials; closing it marks testimonial-completed-{id}.
  */
+import { requestAchievementCheck } from "../lib/achievements";
 import { useQueryClient } from "@tanstack/react-query";
 import { useId, useState } from "react";
 import { statusOf } from "../lib/api";
@@ -71,6 +72,7 @@ export function ReviewDialog({
       await submitReview({ rating, review: review.trim(), movieTitle, identificationId });
       // Reviews are moderated: say so, rather than let the writer look for it on the home page.
       toast({ title: REVIEW_TEXTS.thanks, description: "It will appear on the home page once a moderator approves it." });
+      requestAchievementCheck();
       void queryClient.invalidateQueries({ queryKey: ["/api/testimonials/featured"] });
       setRating(5);
       setReview("");

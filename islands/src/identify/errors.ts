@@ -4,7 +4,12 @@
  * server's error code, else the text).
  */
 import { ApiError } from "../lib/api";
-import { classifyError, UPLOAD_ERROR_VIEW, type ErrorKind } from "../lib/errors";
+import { classifyError, errorCode, FALLBACK_MAX_MB, uploadErrorView, type ErrorKind } from "../lib/errors";
+
+/** An administrator is signed in (the server marks the header: templates/partials/header.html). */
+export function viewerIsAdmin(): boolean {
+  return typeof document !== "undefined" && document.querySelector("[data-header][data-user-admin]") !== null;
+}
 
 export const MSG = {
   tooLarge: (maxMb: number) => `File too large. Maximum size: ${maxMb}MB.`,
@@ -78,21 +83,38 @@ function serverMessage(error: ApiError): string | null {
   return text && text.length < 300 && !text.startsWith("<") ? text : null;
 }
 
-/** The SPEC message for an identify error (without the hint). */
-export function identifyMessage(error: unknown, maxMb = 25): { message: string; requiresAuth: boolean } {
+/**
+ * The limit a 413 of our server names ("File too large. Maximum allowed size is 10MB.", see
+ * UploadError::TooLarge in src/identify/upload.rs): the limit in force when the request was
+ * refused, which may differ from the settings this page loaded (an admin changed it since).
+ */
+export function limitOf(error: unknown): number | null {
+  if (!(error instanceof ApiError) || error.status !== 413) return null;
+  const m = /maximum allowed size is (\d+(?:\.\d+)?)\s*MB/i.exec(serverMessage(error) ?? "");
+  const n = m?.[1] ? Number.parseFloat(m[1]) : NaN;
+  return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+/**
+ * The SPEC message for an identify error (without the hint). `maxMb` is the site's limit as
+ * this page knows it (the server's own number wins when a 413 names one).
+ */
+export function identifyMessage(error: unknown, maxMb = FALLBACK_MAX_MB): { message: string; requiresAuth: boolean } {
   if (error instanceof ApiError) {
     const s = error.status;
     const body = error.json<{ requiresAuth?: unknown }>();
     if (s === 403 && body?.requiresAuth === true) {
       return { message: serverMessage(error) ?? "Please sign in to continue identifying.", requiresAuth: true };
     }
-    if (s === 413) return { message: MSG.tooLarge(maxMb), requiresAuth: false };
+    if (s === 413) return { message: MSG.tooLarge(limitOf(error) ?? maxMb), requiresAuth: false };
     if (s === 422) return { message: MSG.invalidFormat, requiresAuth: false };
     if (s === 408 || s === 504) return { message: MSG.timedOut, requiresAuth: false };
     if (s === 429) return { message: MSG.tooMany, requiresAuth: false };
     if (s >= 500) {
-      // 503 without an engine names the variable the operator must set: worth showing.
-      const own = s === 503 ? serverMessage(error) : null;
+      // A 503 says why (busy, shutting down): worth showing. Without an engine it names the
+      // variables the operator must set: that is for an administrator's eyes only.
+      const setUp = errorCode(error) === "engine_unavailable";
+      const own = s === 503 && (!setUp || viewerIsAdmin()) ? serverMessage(error) : null;
       return { message: own ? `${MSG.unavailable} ${own}` : MSG.unavailable, requiresAuth: false };
     }
     return { message: serverMessage(error) ?? MSG.generic, requiresAuth: false };
@@ -112,12 +134,16 @@ function rawOf(error: unknown): string {
   return String(error);
 }
 
-/** Everything the error view needs for a failed identification (or shared-link load). */
-export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
-  const { message, requiresAuth } = identifyMessage(error, maxMb);
+/**
+ * Everything the error view needs for a failed identification (or shared-link load). One
+ * size limit on the whole view: the server's when its 413 names one, else `maxMb`.
+ */
+export function describeFailure(error: unknown, maxMb = FALLBACK_MAX_MB): IdentifyFailure {
+  const limit = limitOf(error) ?? maxMb;
+  const { message, requiresAuth } = identifyMessage(error, limit);
   // The server's code when it says the kind, else the message shown.
   const kind = classifyError(error, message);
-  const view = UPLOAD_ERROR_VIEW[kind];
+  const view = uploadErrorView(kind, limit);
   return {
     message: `${message} ${HINTS[kind]}`,
     base: message,
@@ -132,8 +158,8 @@ export function describeFailure(error: unknown, maxMb = 25): IdentifyFailure {
 }
 
 /** A failure described by a plain message (client validation, shared links). */
-export function failureFromMessage(message: string, raw = message): IdentifyFailure {
+export function failureFromMessage(message: string, raw = message, maxMb = FALLBACK_MAX_MB): IdentifyFailure {
   const kind = classifyError(message);
-  const view = UPLOAD_ERROR_VIEW[kind];
+  const view = uploadErrorView(kind, maxMb);
   return { message, base: message, hint: "", kind, title: view.title, advice: view.advice, raw, requiresAuth: false, retryAfter: 0 };
 }

@@ -124,6 +124,8 @@ export interface IdentificationResult {
   alsoIn?: SceneAppearance[];
   detailsUnavailable?: boolean;
   notice?: string | null;
+  /** Why details are missing (src/identify/result.rs DetailsReason). */
+  detailsReason?: "noCatalogKey" | "notFound" | "catalogFailed" | null;
   createdAt?: string;
   /** The viewer made this identification (only then is the whole stored result sent). */
   isOwner?: boolean;
@@ -316,4 +318,22 @@ export function platformInfo(name: string): PlatformInfo {
   if (key) return { ...(KNOWN_PLATFORMS[key] as PlatformInfo), name: name || (KNOWN_PLATFORMS[key] as PlatformInfo).name };
   const letter = (name.trim()[0] ?? "?").toUpperCase();
   return { key: "other", name, color: "#5b6172", letter };
+}
+
+/** What a visitor reads when the server has no catalog key (NOTICE_NO_CATALOG in result.rs). */
+export const NOTICE_NO_CATALOG = "Movie details are unavailable right now. Showing what the AI engine recognised.";
+/** What an administrator reads beside it: the set-up that brings the details. */
+export const ADMIN_HINT_NO_CATALOG =
+  "Administrators: set TMDB_API_KEY or TMDB_READ_TOKEN on the server (or the tmdb_api_key setting) to show cast, trailers and where to watch.";
+
+/**
+ * The notice about missing details for this viewer: a neutral sentence, plus the set-up hint
+ * for an administrator when the reason is a missing catalog key (older stored results named
+ * the key in the notice itself: they read the same way).
+ */
+export function detailsNotice(r: IdentificationResult, admin: boolean): { text: string; adminHint: string | null } | null {
+  if (!r.detailsUnavailable || !r.notice) return null;
+  const noKey = r.detailsReason === "noCatalogKey" || r.notice.includes("TMDB_API_KEY");
+  if (!noKey) return { text: r.notice, adminHint: null };
+  return { text: NOTICE_NO_CATALOG, adminHint: admin ? ADMIN_HINT_NO_CATALOG : null };
 }

@@ -100,6 +100,28 @@ export default function AuthScreen({ googleEnabled = false, error, notice, initi
   const id = useId();
   const tabRefs = { signin: useRef<HTMLButtonElement>(null), signup: useRef<HTMLButtonElement>(null) };
 
+  // The toast about what is wrong with the form goes away when that is over: the fields no
+  // longer have that problem, the other tab is chosen, or a submit goes ahead (an old "Weak
+  // Password" must not stay up behind the welcome dialog).
+  const problemToast = useRef<{ title: string; dismiss: () => void } | null>(null);
+  const showProblem = (p: { title: string; description: string }) => {
+    problemToast.current = { title: p.title, ...toast({ ...p, variant: "destructive" }) };
+  };
+  const clearProblem = (stillTitle?: string) => {
+    if (problemToast.current && problemToast.current.title !== stillTitle) {
+      problemToast.current.dismiss();
+      problemToast.current = null;
+    }
+  };
+  const signInProblem = (v: typeof signIn) =>
+    !v.username.trim() || !v.password ? { title: "Missing Information", description: "Please enter both username and password" } : null;
+  useEffect(() => {
+    const current = tab === "signin" ? signInProblem(signIn) : signUpProblem(signUp);
+    clearProblem(current?.title);
+    // Runs when the fields or the tab change; the helpers read the ref.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [tab, signIn, signUp]);
+
   // A redirect brought an error code: say it once, then tidy the address bar.
   useEffect(() => {
     const known = error ? AUTH_ERRORS[error] : undefined;
@@ -129,10 +151,12 @@ export default function AuthScreen({ googleEnabled = false, error, notice, initi
 
   async function submitSignIn(e: FormEvent) {
     e.preventDefault();
-    if (!signIn.username.trim() || !signIn.password) {
-      toast({ title: "Missing Information", description: "Please enter both username and password", variant: "destructive" });
+    const problem = signInProblem(signIn);
+    if (problem) {
+      showProblem(problem);
       return;
     }
+    clearProblem();
     setBusy(true);
     try {
       const user = await postJson<CurrentUser>("/api/login", { username: signIn.username.trim(), password: signIn.password });
@@ -150,7 +174,7 @@ export default function AuthScreen({ googleEnabled = false, error, notice, initi
       const description = isNetworkError(err)
         ? "Network error. Please check your connection and try again."
         : serverMessage(err, "Login failed");
-      toast({ title: "Login failed", description, variant: "destructive" });
+      showProblem({ title: "Login failed", description });
     }
   }
 
@@ -158,9 +182,10 @@ export default function AuthScreen({ googleEnabled = false, error, notice, initi
     e.preventDefault();
     const problem = signUpProblem(signUp);
     if (problem) {
-      toast({ ...problem, variant: "destructive" });
+      showProblem(problem);
       return;
     }
+    clearProblem();
     setBusy(true);
     try {
       const res = await postJson<CurrentUser & { emailVerificationRequired?: boolean }>("/api/register", {
@@ -179,7 +204,7 @@ export default function AuthScreen({ googleEnabled = false, error, notice, initi
       const description = isNetworkError(err)
         ? "Network error. Please check your connection and try again."
         : serverMessage(err, "Registration failed");
-      toast({ title: "Registration failed", description, variant: "destructive" });
+      showProblem({ title: "Registration failed", description });
     }
   }
 

@@ -33,6 +33,7 @@ import { Modal } from "../identify/Modal";
 import { parseRating } from "../identify/result";
 import { Poster } from "../identify/Poster";
 import type { HistoryProps } from "../generated/HistoryProps";
+import { HISTORY_CHANGED } from "../identify/feedback/feedback";
 
 /** The full result view is fetched when a person opens an entry, not with the list. */
 const ResultView = lazy(() => import("../identify/ResultView").then((m) => ({ default: m.ResultView })));
@@ -93,6 +94,12 @@ function Card({ item, onOpen }: { item: HistoryItem; onOpen: (item: HistoryItem)
 export default function History({ pageSize = HISTORY_PAGE_SIZE }: Partial<HistoryProps>) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
+  // "Was this right?" in the detail can correct an entry's title: the list follows.
+  useEffect(() => {
+    const reload = () => void queryClient.invalidateQueries({ queryKey: [HISTORY_KEY] });
+    window.addEventListener(HISTORY_CHANGED, reload);
+    return () => window.removeEventListener(HISTORY_CHANGED, reload);
+  }, [queryClient]);
   const [page, setPage] = useState(1);
   const [search, setSearch] = useState("");
   const [type, setType] = useState<TypeFilter>("all");
@@ -128,6 +135,10 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: Partial<Histor
     onSuccess: async () => {
       setConfirming(false);
       setPage(1);
+      // Nothing is left to search or filter: the empty state says "No history yet".
+      setSearch("");
+      setServerSearch("");
+      setType("all");
       toast({ title: "History cleared", description: "Your identification history has been cleared successfully." });
       await queryClient.invalidateQueries({ queryKey: [HISTORY_KEY] });
     },
@@ -159,8 +170,9 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: Partial<Histor
       </div>
     );
   else if (shown.length === 0)
-    // With history but nothing matching the search or filter: "No results found".
-    content = filtering && totalAll > 0 ? (
+    // A search or filter is active: "No results found" (SPEC "Empty states"), even with no
+    // history at all, since the way out is the same (change the filters).
+    content = filtering ? (
       <div className="id-empty" role="status">
         <Icon name="search" size={32} />
         <h2>No results found</h2>
@@ -281,7 +293,7 @@ export default function History({ pageSize = HISTORY_PAGE_SIZE }: Partial<Histor
       >
         {open && (
           <>
-            <button type="button" className="id-dialog-close" onClick={() => setOpen(null)} aria-label="Close">
+            <button type="button" className="id-dialog-close" onClick={() => setOpen(null)} aria-label="Close" data-tooltip="">
               <Icon name="x" size={20} />
             </button>
             <Suspense

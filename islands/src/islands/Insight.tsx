@@ -24,6 +24,7 @@ import { useEffect, useRef } from "react";
 import type { Count } from "../generated/Count";
 import type { Day } from "../generated/Day";
 import type { InsightProps } from "../generated/InsightProps";
+import { MemoryCharts, type ChartKit } from "../studio/InsightMemory";
 
 Chart.register(BarController, BarElement, LineController, LineElement, PointElement, CategoryScale, LinearScale, Tooltip, Legend);
 
@@ -347,6 +348,8 @@ export default function Insight({ data }: InsightProps) {
           })}
         </dl>
       </figure>
+
+      <MemoryCharts data={data} kit={{ ChartFigure, axes, baseOptions, shortDay, engineLabel, percent } as unknown as ChartKit} />
 
       {countChart("top-titles", "Top identified titles", data.topTitles, "Title", "identifications", "primary", "No titles identified in this period yet.")}
       {countChart("top-pages", "Top pages", data.topPages, "Page", "views", "blue", "No page views in this period yet.")}

@@ -4,15 +4,17 @@
  * engine, saved together by one PUT /api/profiles/me: all or nothing) and the account:
  * password, sessions, data export, deletion (`accounts/AccountSettings`). API keys
  * (`accounts/ApiKeys`) have a tab of their own, opened directly by `/profile#api-keys`.
- * Props (from the server): `{ user, initial, defaultAiModel, aiModels, hasPassword }`.
+ * Props (from the server): `{ user, initial, defaultAiModel, aiModels, hasPassword }`;
+ * `aiModels` is what the server can use now plus the stored choice (marked when it is not).
  */
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { useId, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+import { useEffect, useId, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
 import { getJson, putJson } from "../lib/api";
 import { useToast } from "../lib/useToast";
 import { serverMessage } from "../accounts/shared";
 import { engineName } from "../identify/engines";
-import { useSettings } from "../lib/query";
+import { useModels, useSettings } from "../lib/query";
+import { checkAchievements } from "../lib/achievements";
 import { Collections } from "../accounts/Collections";
 import { AccountSettings } from "../accounts/AccountSettings";
 import { ApiKeys } from "../accounts/ApiKeys";
@@ -44,6 +46,42 @@ function memberSince(iso: string): string {
   return Number.isNaN(d.getTime()) ? "Unknown date" : d.toLocaleDateString(undefined, { year: "numeric", month: "long", day: "numeric" });
 }
 
+/** The Achievements tab: what was earned (with its date), then what can still be earned. */
+function Achievements({ data }: { data: ProfileResponse }) {
+  return (
+    <>
+      {data.achievements.length === 0 ? (
+        <p className="profile-empty">No achievements yet</p>
+      ) : (
+        <ul className="achievement-list" data-testid="achievements-earned">
+          {data.achievements.map((a) => (
+            <li key={a.key} className="achievement achievement-earned">
+              <span className="achievement-title">{a.title}</span>
+              <span className="achievement-desc">{a.description}</span>
+              <span className="achievement-date">
+                Earned <time dateTime={a.earnedAt}>{memberSince(a.earnedAt)}</time>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      {data.toEarn.length > 0 && (
+        <>
+          <h3 className="achievement-h">Still to earn</h3>
+          <ul className="achievement-list" data-testid="achievements-locked">
+            {data.toEarn.map((a) => (
+              <li key={a.key} className="achievement achievement-locked">
+                <span className="achievement-title">{a.title}</span>
+                <span className="achievement-desc">{a.description}</span>
+              </li>
+            ))}
+          </ul>
+        </>
+      )}
+    </>
+  );
+}
+
 export default function Profile({ user, initial, defaultAiModel = "auto", aiModels = ENGINE_IDS, hasPassword = true }: ProfileProps) {
   const { toast } = useToast();
   const queryClient = useQueryClient();
@@ -57,6 +95,14 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
     queryFn: () => getJson<{ defaultAiModel: string }>("/api/profiles/preferences"),
     initialData: { defaultAiModel },
   });
+  const models = useModels();
+  // Achievements earned since the last check (an identification made through the API, say)
+  // are announced here, and the tab shows them.
+  useEffect(() => {
+    void checkAchievements().then((earned) => {
+      if (earned.length > 0) void queryClient.invalidateQueries({ queryKey: PROFILE_KEY });
+    });
+  }, [queryClient]);
   const p = data.profile;
   const [form, setForm] = useState({ displayName: p.displayName ?? "", bio: p.bio === "Movie enthusiast" ? "" : p.bio, model: prefs.data.defaultAiModel });
   const [saving, setSaving] = useState(false);
@@ -183,6 +229,7 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
                     {aiModels.map((m) => (
                       <option key={m} value={m}>
                         {engineName(m, settings.data)}
+                        {m !== "auto" && models.data && !(models.data.available as Record<string, boolean>)[m] ? " (not available now)" : ""}
                       </option>
                     ))}
                   </select>
@@ -195,7 +242,7 @@ export default function Profile({ user, initial, defaultAiModel = "auto", aiMode
             </>
           )}
           {tab === "collections" && <Collections />}
-          {tab === "achievements" && <p className="profile-empty">No achievements yet</p>}
+          {tab === "achievements" && <Achievements data={data} />}
           {tab === "api-keys" && <ApiKeys />}
         </div>
       </div>

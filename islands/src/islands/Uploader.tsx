@@ -27,7 +27,7 @@ import { ProcessingPanel } from "../identify/upload/ProcessingPanel";
 import { initialUploadState, uploadReducer } from "../identify/upload/state";
 import { useEngineChoice } from "../identify/upload/useEngineChoice";
 import { useIdentifyRun } from "../identify/upload/useIdentifyRun";
-import { parseTypes, rulesFromSettings, validateFile, type UploadRules } from "../identify/validate";
+import { FALLBACK_MAX_MB, parseTypes, rulesFromSettings, validateFile, type UploadRules } from "../identify/validate";
 import type { UploaderProps } from "../generated/UploaderProps";
 
 export { STEPS } from "../identify/upload/useIdentifyRun";
@@ -91,7 +91,7 @@ export default function Uploader({
   const { run, cancel, stop } = useIdentifyRun({
     dispatch,
     signedIn,
-    maxMb: rules?.maxMb ?? 25,
+    maxMb: rules?.maxMb ?? FALLBACK_MAX_MB,
     onNeedsAccount: () => setAuthOpen(true),
     onStart: () => {
       void loadResultView();

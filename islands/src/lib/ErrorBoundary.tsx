@@ -56,6 +56,8 @@ export class ErrorBoundary extends Component<ErrorBoundaryProps, State> {
 
   override componentDidCatch(error: Error, info: ErrorInfo): void {
     logError(error.message, this.props.source ?? "island", error);
+    // The analytics tag's exception event (lib/analyticsTag.ts listens when a tag is configured).
+    window.dispatchEvent(new CustomEvent("reelfind:exception", { detail: { description: error.message, fatal: true } }));
     this.props.onError?.(error, info);
   }
 

@@ -3,6 +3,7 @@
  * `?vitals=true` (first paint, largest paint, layout shift). Loaded only when asked for.
  */
 import { getLogs } from "./log";
+import { watchVitals } from "./vitals";
 
 export function showDebugOverlay(params: URLSearchParams): void {
   const box = document.createElement("aside");
@@ -14,6 +15,7 @@ export function showDebugOverlay(params: URLSearchParams): void {
   close.type = "button";
   close.textContent = "×";
   close.setAttribute("aria-label", "Close debug overlay");
+  close.dataset.tooltip = "Close";
   close.addEventListener("click", () => box.remove());
   box.prepend(close);
   document.body.append(box);
@@ -48,12 +50,13 @@ export function showDebugOverlay(params: URLSearchParams): void {
     setInterval(refresh, 1000);
   }
 
-  if (params.get("vitals") === "true" && "PerformanceObserver" in window) {
+  if (params.get("vitals") === "true") {
     const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined;
     if (nav) values.set("TTFB", `${Math.round(nav.responseStart)} ms`);
     let cls = 0;
-    const observer = new PerformanceObserver((list) => {
-      for (const e of list.getEntries()) {
+    // Watched for 2 s, then disconnected (1 s fallback without an observer): lib/vitals.ts.
+    watchVitals((entries) => {
+      for (const e of entries) {
         if (e.entryType === "paint" && e.name === "first-contentful-paint") values.set("FCP", `${Math.round(e.startTime)} ms`);
         if (e.entryType === "largest-contentful-paint") values.set("LCP", `${Math.round(e.startTime)} ms`);
         if (e.entryType === "layout-shift" && !(e as unknown as { hadRecentInput: boolean }).hadRecentInput) {
@@ -63,15 +66,6 @@ export function showDebugOverlay(params: URLSearchParams): void {
       }
       render();
     });
-    for (const type of ["paint", "largest-contentful-paint", "layout-shift"]) {
-      try {
-        observer.observe({ type, buffered: true });
-      } catch {
-        /* entry type not supported by this browser */
-      }
-    }
-    // SPEC section 9: the observer disconnects after 2 s.
-    setTimeout(() => observer.disconnect(), 2000);
     render();
   }
 }

@@ -96,6 +96,7 @@ const KIND_OF_CODE: Record<ErrorCode, ErrorKind | null> = {
   engine_unavailable: null,
   engine_busy: null,
   engine_failed: null,
+  library_unavailable: null,
   delivery_failed: null,
   internal_error: null,
 };
@@ -131,7 +132,13 @@ function classifyText(raw: string): ErrorKind {
   return "other";
 }
 
-/** Titles and advice of the upload error view, by kind (SPEC section 8). */
+/** The size limit the SPEC falls back to when the site's own limit is not known (section 9). */
+export const FALLBACK_MAX_MB = 25;
+
+/**
+ * Titles and advice of the upload error view, by kind (SPEC section 8). The size advice names
+ * a limit: use `uploadErrorView`, which puts the limit in force there (SPEC's 25MB fallback).
+ */
 export const UPLOAD_ERROR_VIEW: Record<ErrorKind, { title: string; advice: string[] }> = {
   timeout: {
     title: "Upload Timed Out",
@@ -143,7 +150,7 @@ export const UPLOAD_ERROR_VIEW: Record<ErrorKind, { title: string; advice: strin
   },
   size: {
     title: "File Too Large",
-    advice: ["The file exceeds our maximum size limit of 25MB", "Compress the file or choose a shorter clip"],
+    advice: [sizeAdvice(FALLBACK_MAX_MB), "Compress the file or choose a shorter clip"],
   },
   network: {
     title: "Connection Issue",
@@ -154,3 +161,17 @@ export const UPLOAD_ERROR_VIEW: Record<ErrorKind, { title: string; advice: strin
     advice: ["Try a clearer image", "Pick a frame with recognizable actors or scenes", "Try a different frame"],
   },
 };
+
+function sizeAdvice(maxMb: number): string {
+  return `The file exceeds our maximum size limit of ${maxMb}MB`;
+}
+
+/**
+ * The title and advice for an error kind, the size advice naming `maxMb`: the one limit the
+ * whole view speaks of (the message above it names the same number).
+ */
+export function uploadErrorView(kind: ErrorKind, maxMb: number = FALLBACK_MAX_MB): { title: string; advice: string[] } {
+  const view = UPLOAD_ERROR_VIEW[kind];
+  if (kind !== "size") return view;
+  return { title: view.title, advice: [sizeAdvice(maxMb), ...view.advice.slice(1)] };
+}

@@ -156,14 +156,60 @@ export function showPendingToast(): void {
   }
 }
 
+/** Space kept between a toast and the screen's edge, the header, or a button (px). */
+const EDGE_GAP = 16;
+
+export type ToastSide = "top" | "bottom";
+
+/**
+ * Where the toasts go so that they cover no primary button: at the bottom (the default), or
+ * at the top under the header when at the bottom they would cover one and at the top they
+ * would not. `box` is the toasts' horizontal extent and height; `buttons` the primary buttons
+ * on screen.
+ */
+export function chooseToastSide(
+  box: { left: number; right: number; height: number },
+  viewportHeight: number,
+  headerHeight: number,
+  buttons: ReadonlyArray<Pick<DOMRect, "top" | "bottom" | "left" | "right">>,
+): ToastSide {
+  const covers = (top: number) =>
+    buttons.some((b) => b.bottom > top && b.top < top + box.height && b.right > box.left && b.left < box.right);
+  const bottomTop = viewportHeight - EDGE_GAP - box.height;
+  if (!covers(bottomTop)) return "bottom";
+  return covers(headerHeight + EDGE_GAP) ? "bottom" : "top";
+}
+
+/** The primary buttons a person can see now (the page's and an open dialog's). */
+function visiblePrimaryButtons(): DOMRect[] {
+  const out: DOMRect[] = [];
+  for (const el of document.querySelectorAll<HTMLElement>(".btn-primary, button[type=submit]")) {
+    if (el.closest("[data-toaster]")) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < window.innerHeight) out.push(r);
+  }
+  return out;
+}
+
+const popoverSupported = () => typeof HTMLElement !== "undefined" && "showPopover" in HTMLElement.prototype;
+
 /**
  * Renders the store into `root` (created at the end of <body> when not given). Two
  * persistent live regions, so screen readers announce new toasts.
+ *
+ * The viewport is a manual popover: while a toast shows it is in the top layer, and it is
+ * lifted again whenever a dialog opens, so a toast is never under a modal dialog's dimmed
+ * backdrop. While a modal dialog is open the viewport lives inside it (the rest of the page is
+ * inert then: a toast outside could be read but not closed), and back in <body> after.
+ * It moves to the top of the screen when at the bottom it would cover a primary button (a
+ * phone's "Create Account"), checked when a toast shows, on scroll and on resize.
  */
 export function mountToaster(root?: HTMLElement): () => void {
   const host = root ?? document.createElement("div");
   host.className = "toast-viewport";
   host.setAttribute("data-toaster", "");
+  const popover = popoverSupported();
+  if (popover) host.setAttribute("popover", "manual");
   const polite = document.createElement("div");
   polite.setAttribute("role", "status");
   polite.setAttribute("aria-live", "polite");
@@ -175,8 +221,64 @@ export function mountToaster(root?: HTMLElement): () => void {
   host.replaceChildren(polite, assertive);
   if (!root) document.body.append(host);
 
+  let showing = false;
+  const place = () => {
+    if (!showing) return;
+    const r = host.getBoundingClientRect();
+    if (r.height === 0) return;
+    const headerHeight = document.querySelector(".site-header")?.getBoundingClientRect().bottom ?? 0;
+    const side = chooseToastSide(r, window.innerHeight, Math.max(0, headerHeight), visiblePrimaryButtons());
+    host.dataset.side = side;
+  };
+  let frame = 0;
+  const placeSoon = () => {
+    if (!showing || frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      place();
+    });
+  };
+  /** The topmost open modal dialog, or null. */
+  const modalDialog = (): HTMLDialogElement | null => {
+    let open: HTMLDialogElement[] = [];
+    try {
+      open = Array.from(document.querySelectorAll<HTMLDialogElement>("dialog:modal"));
+    } catch {
+      /* no :modal (an old browser, jsdom): such browsers keep the viewport in <body> */
+    }
+    return open.at(-1) ?? null;
+  };
+  /** Puts the viewport where it can be used: in the open modal dialog, else in <body>.
+   *  Returns whether it moved. A viewport the caller placed (`root`) stays. */
+  const home = (): boolean => {
+    if (root) return false;
+    const want = modalDialog() ?? document.body;
+    if (host.parentElement === want) return false;
+    want.append(host);
+    return true;
+  };
+  /** Into the top layer, above whatever is there now (a dialog opened after the toast). */
+  const raise = () => {
+    if (!popover || !host.isConnected) return;
+    try {
+      if (host.matches(":popover-open")) host.hidePopover();
+      host.showPopover();
+    } catch {
+      /* not in the document, or the browser refused: it stays where the CSS puts it */
+    }
+  };
+  const lower = () => {
+    if (!popover) return;
+    try {
+      if (host.matches(":popover-open")) host.hidePopover();
+    } catch {
+      /* already hidden */
+    }
+  };
+
   const render = (items: readonly ToastItem[]) => {
     const shown = items.filter((t) => t.open);
+    let added = false;
     for (const region of [polite, assertive]) {
       const want = shown.filter((t) => (region === assertive) === (t.variant === "destructive"));
       const present = new Set<string>();
@@ -184,13 +286,46 @@ export function mountToaster(root?: HTMLElement): () => void {
         if (!want.some((t) => t.id === el.dataset.toastId)) el.remove();
         else present.add(el.dataset.toastId ?? "");
       }
-      for (const t of want) if (!present.has(t.id)) region.append(renderToast(t));
+      for (const t of want) {
+        if (!present.has(t.id)) {
+          region.append(renderToast(t));
+          added = true;
+        }
+      }
+    }
+    showing = shown.length > 0;
+    if (!showing) {
+      delete host.dataset.side;
+      lower();
+    } else if (added) {
+      delete host.dataset.side;
+      home();
+      raise();
+      place();
     }
   };
   render(toasts);
   const unsubscribe = subscribeToasts(render);
+
+  // A dialog opened or closed (or went away with its island) while a toast shows: follow it.
+  const dialogs = new MutationObserver((records) => {
+    if (!showing) return;
+    const opened = records.some((m) => m.target instanceof HTMLDialogElement && m.target.open);
+    if (home() || opened) {
+      raise();
+      placeSoon();
+    }
+  });
+  dialogs.observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["open"] });
+  window.addEventListener("scroll", placeSoon, { passive: true, capture: true });
+  window.addEventListener("resize", placeSoon, { passive: true });
   return () => {
     unsubscribe();
+    dialogs.disconnect();
+    window.removeEventListener("scroll", placeSoon, { capture: true });
+    window.removeEventListener("resize", placeSoon);
+    if (frame) cancelAnimationFrame(frame);
+    lower();
     host.remove();
   };
 }
@@ -217,6 +352,7 @@ function renderToast(t: ToastItem): HTMLElement {
   close.type = "button";
   close.className = "toast-close";
   close.setAttribute("aria-label", "Close notification");
+  close.dataset.tooltip = "Close";
   close.innerHTML = '<svg viewBox="0 0 24 24" width="16" height="16" aria-hidden="true"><path d="M6 6l12 12M18 6L6 18" stroke="currentColor" stroke-width="2" stroke-linecap="round"/></svg>';
   close.addEventListener("click", () => dismiss(t.id));
   el.append(body, close);

@@ -77,6 +77,7 @@ function showCard(o: CardOptions): HTMLElement {
   close.type = "button";
   close.className = "pwa-card-close";
   close.setAttribute("aria-label", "Close");
+  close.dataset.tooltip = "";
   close.textContent = "×";
   close.addEventListener("click", o.onClose);
   body.append(h, p, actions);

@@ -13,31 +13,15 @@
 //! Targets (issue 10): peak RSS < 600 MB, no 5xx but 503, every process gone.
 #[path = "hostile.rs"]
 mod hostile;
+#[path = "../common/proc.rs"]
+mod proc;
 
+use proc::{arg, loadavg, status_kb};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
-}
-
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
-/// Resident memory of a process, kB (`VmRSS` or `VmHWM`).
-fn status_kb(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)?.parse().ok()))
-        .unwrap_or(0)
-}
 
 /// Pids of the processes whose parent is `pid`.
 fn children(pid: u32) -> Vec<u32> {

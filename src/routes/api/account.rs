@@ -57,6 +57,29 @@ struct PasswordChanged {
     message: String,
     /// How many other sessions were signed out.
     signed_out_sessions: u64,
+    /// How many API keys were revoked with them.
+    revoked_api_keys: u64,
+    /// How many devices stopped getting push notifications.
+    removed_push_devices: u64,
+}
+
+/// The answer to a password reset.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+struct PasswordReset {
+    message: String,
+    /// How many API keys were revoked with the sessions.
+    revoked_api_keys: u64,
+    /// How many devices stopped getting push notifications.
+    removed_push_devices: u64,
+}
+
+/// `message`, then what else ended, in one sentence each.
+fn with_summary(message: &str, revoked: &crate::services::credentials::Revoked) -> String {
+    match crate::services::credentials::summary(revoked) {
+        Some(s) => format!("{message} {s}"),
+        None => message.to_owned(),
+    }
 }
 
 #[derive(serde::Serialize, utoipa::ToSchema)]
@@ -181,21 +204,20 @@ async fn request_reset(state: &AppState, addr: &str, email: &str) -> AppResult<(
             }
         };
         let Some(u) = found else { return };
-        let token = match password_reset::issue(&state.db, u.id).await {
-            Ok(t) => t,
-            Err(e) => {
-                tracing::error!(error = %e, "password reset: could not store a token");
-                return;
-            }
-        };
         let site_name = match state.settings().await {
             Ok(s) => Site::from_settings(&s, &state.config.origin()).name,
             Err(_) => "Reelfind".into(),
         };
-        let mail = password_reset::mail(&site_name, &state.config.origin(), &u, &token);
-        match state.mailer.send(mail).await {
+        // Within SMTP_TIMEOUT_SECS; a mail that fails leaves no new link behind (an earlier
+        // one still works) and gives the address's minute back, so asking again works.
+        match password_reset::send_link(&state.db, &state.mailer, &site_name, &state.config.origin(), &u).await {
             Ok(()) => tracing::info!(user_id = u.id, "password reset mail sent"),
-            Err(e) => tracing::error!(error = format!("{e:#}"), user_id = u.id, "password reset mail not sent"),
+            Err(e) => {
+                tracing::error!(error = format!("{e:#}"), user_id = u.id, "password reset mail not sent");
+                if let Err(e) = RESET_EMAIL.refund(&state.db, &email, 1).await {
+                    tracing::warn!(error = %e, "password reset: could not give the minute back");
+                }
+            }
         }
     });
     Ok(())
@@ -213,11 +235,12 @@ struct ResetBody {
 ///
 /// Anyone holding the `token` from a reset mail may call it, once. Sets `password` (checked
 /// like a new one; `confirmPassword`, if sent, must match), marks the email verified, and
-/// signs the account out everywhere (this browser's session cookie is cleared too). An
-/// unknown, used or expired link is refused with 400 and says which. A plain HTML form post
-/// gets a redirect.
+/// signs the account out everywhere (this browser's session cookie is cleared too), revokes
+/// its API keys and forgets its push subscriptions (the answer says how many). An unknown,
+/// used or expired link is refused with 400 and says which. A plain HTML form post gets a
+/// redirect.
 #[utoipa::path(post, path = "/reset-password", tag = "accounts", request_body(content((ResetBody = "application/json"), (ResetBody = "application/x-www-form-urlencoded"))),
-    responses((status = 200, description = "Changed; every session of the account ended", body = Message),
+    responses((status = 200, description = "Changed; every session, API key and push subscription of the account ended", body = PasswordReset),
         (status = 400, description = "Bad link, weak password or mismatch (see `code`)", body = ErrorBody), (status = 303, description = "A plain HTML form was posted: back to its page with `?notice=` or `?error=<code>`", headers(("location" = String)))))]
 async fn reset_password(
     State(state): State<AppState>,
@@ -230,23 +253,36 @@ async fn reset_password(
         if b.confirm_password.as_deref().is_some_and(|c| c != b.password) {
             return Err(AppError::BadRequest("Passwords do not match".into()).with_code(ErrorCode::PasswordMismatch));
         }
-        let u = password_reset::reset(&state.db, &b.token, &b.password).await?;
+        let (u, revoked) = password_reset::reset(&state.db, &b.token, &b.password).await?;
         // The account's guessing budget starts afresh with its new password.
-        crate::services::account_limits::LOGIN_USER.clear(&state.db, &u.username.to_lowercase()).await?;
-        tracing::info!(user_id = u.id, "password reset with a mailed link");
-        Ok(())
+        crate::services::account_limits::forget_account(&state.db, &u.username).await?;
+        tracing::info!(
+            user_id = u.id,
+            api_keys_revoked = revoked.api_keys,
+            push_devices_removed = revoked.push_devices,
+            "password reset with a mailed link"
+        );
+        Ok(revoked)
     }
     .await;
     if form {
         let token: String = url::form_urlencoded::byte_serialize(b.token.trim().as_bytes()).collect();
         return Ok(match outcome {
-            Ok(()) => with_cleared_session(&state, redirect("/auth?notice=password_reset")),
+            Ok(r) if r.api_keys + r.push_devices > 0 => {
+                with_cleared_session(&state, redirect("/auth?notice=password_reset_revoked"))
+            }
+            Ok(_) => with_cleared_session(&state, redirect("/auth?notice=password_reset")),
             Err(e) if e.code() == ErrorCode::ResetLinkInvalid => redirect(&format!("/reset-password/{token}")),
             Err(e) => redirect(&format!("/reset-password/{token}?error={}", error_code(&e))),
         });
     }
-    outcome?;
-    let res = Message::json("Your password has been changed. You can now sign in with it.").into_response();
+    let revoked = outcome?;
+    let res = Json(PasswordReset {
+        message: with_summary("Your password has been changed. You can now sign in with it.", &revoked),
+        revoked_api_keys: revoked.api_keys,
+        removed_push_devices: revoked.push_devices,
+    })
+    .into_response();
     Ok(with_cleared_session(&state, res))
 }
 
@@ -280,7 +316,9 @@ async fn reauth_attempt(state: &AppState, user_id: i64) -> AppResult<()> {
 ///
 /// For a signed-in person: `currentPassword` must be right, `newPassword` strong enough
 /// (and equal to `confirmPassword`, if sent). Every other session of the account is signed
-/// out; this one stays. Returns how many sessions ended. Repeated wrong current passwords
+/// out (this one stays), every API key revoked and every push subscription forgotten: a key
+/// or device someone else added with the old password stops working. Returns how many of
+/// each ended. Repeated wrong current passwords
 /// are answered with 429 and `Retry-After`. A plain HTML form post gets a redirect.
 #[utoipa::path(post, path = "/account/password", tag = "accounts", security(("session" = [])), request_body(content((PasswordBody = "application/json"), (PasswordBody = "application/x-www-form-urlencoded"))),
     responses((status = 200, description = "Changed; other sessions ended", body = PasswordChanged),
@@ -304,20 +342,31 @@ async fn change_password(
             account::change_password(&state.db, me.id, &b.current_password, &b.new_password, current_token.as_deref())
                 .await?;
         REAUTH_USER.clear(&state.db, &me.id.to_string()).await?;
-        tracing::info!(user_id = me.id, other_sessions_ended = ended, "password changed");
+        tracing::info!(
+            user_id = me.id,
+            other_sessions_ended = ended.sessions,
+            api_keys_revoked = ended.api_keys,
+            push_devices_removed = ended.push_devices,
+            "password changed"
+        );
         Ok(ended)
     }
     .await;
     if form {
         return Ok(match outcome {
+            Ok(r) if r.api_keys + r.push_devices > 0 => {
+                redirect(&format!("/account?notice=password_changed&keys={}&devices={}", r.api_keys, r.push_devices))
+            }
             Ok(_) => redirect("/account?notice=password_changed"),
             Err(e) => redirect(&format!("/account?error={}", error_code(&e))),
         });
     }
     let ended = outcome?;
     Ok(Json(PasswordChanged {
-        message: "Your password has been changed. Your other sessions have been signed out.".into(),
-        signed_out_sessions: ended,
+        message: with_summary("Your password has been changed. Your other sessions have been signed out.", &ended),
+        signed_out_sessions: ended.sessions,
+        revoked_api_keys: ended.api_keys,
+        removed_push_devices: ended.push_devices,
     })
     .into_response())
 }

@@ -102,12 +102,16 @@ pub struct RegisterBody {
 /// Anyone may call it. Makes an account from `username`, `email` and `password` (a plain
 /// HTML form's `confirmPassword` must match it). When the site asks for email verification, a
 /// verification mail goes out and the answer says so; otherwise the new person is signed
-/// in at once (session cookie set). 409 when the username or email is taken; a few sign-ups
-/// per client address an hour. A plain HTML form post gets a redirect.
+/// in at once (session cookie set). 409 when the username is taken, or the email when the
+/// site does not verify addresses; with verification on, an address that already has an
+/// account is answered exactly like a new one and its owner gets a mail saying someone tried
+/// (so the answer tells nobody which addresses have accounts). A few sign-ups per client
+/// address an hour. A plain HTML form post gets a redirect.
 #[utoipa::path(post, path = "/register", tag = "accounts", request_body(content((RegisterBody = "application/json"), (RegisterBody = "application/x-www-form-urlencoded"))),
     responses((status = 201, description = "Created: signed in (session cookie set), or waiting for email verification", body = Registration),
         (status = 400, description = "A field is refused (`validation_failed`, `weak_password`)", body = ErrorBody),
-        (status = 409, description = "Username or email taken", body = ErrorBody), (status = 429, description = "Too many sign-ups", body = ErrorBody), (status = 303, description = "A plain HTML form was posted: a redirect (with `?error=<code>` on failure)", headers(("location" = String)))))]
+        (status = 409, description = "Username or email taken", body = ErrorBody), (status = 429, description = "Too many sign-ups", body = ErrorBody),
+        (status = 503, description = "The verification mail could not be sent; the account was not created (`service_unavailable`, with `Retry-After`)", body = ErrorBody), (status = 303, description = "A plain HTML form was posted: a redirect (with `?error=<code>` on failure)", headers(("location" = String)))))]
 async fn register(
     State(state): State<AppState>,
     ClientAddr(addr): ClientAddr,
@@ -126,8 +130,10 @@ async fn register(
                 res.headers_mut().append(header::SET_COOKIE, auth::session_cookie(&state.config, &token));
                 res
             }
-            Ok(Registered::VerificationRequired(u)) => {
-                let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("email", &u.email).finish();
+            Ok(
+                Registered::VerificationRequired(user::Model { email, .. }) | Registered::AddressTaken { email, .. },
+            ) => {
+                let q = url::form_urlencoded::Serializer::new(String::new()).append_pair("email", &email).finish();
                 Redirect::to(&format!("/email-verification-pending?{q}")).into_response()
             }
             Err(e) if e.code() == ErrorCode::WeakPassword => {
@@ -135,6 +141,9 @@ async fn register(
             }
             Err(e) if e.status() == StatusCode::TOO_MANY_REQUESTS => {
                 Redirect::to(&format!("{back}&error=register_throttled")).into_response()
+            }
+            Err(e) if e.status() == StatusCode::SERVICE_UNAVAILABLE => {
+                Redirect::to(&format!("{back}&error=mail_failed")).into_response()
             }
             Err(e) => form_error_redirect(back, &e),
         });
@@ -145,8 +154,9 @@ async fn register(
             res.headers_mut().append(header::SET_COOKIE, auth::session_cookie(&state.config, &token));
             res
         }
-        Registered::VerificationRequired(u) => {
-            let body = VerificationPending { email_verification_required: true, email: u.email, username: u.username };
+        Registered::VerificationRequired(user::Model { email, username, .. })
+        | Registered::AddressTaken { email, username } => {
+            let body = VerificationPending { email_verification_required: true, email, username };
             (StatusCode::CREATED, Json(body)).into_response()
         }
     })
@@ -157,6 +167,9 @@ enum Registered {
     SignedIn(user::Model, String),
     /// A verification mail went out; no session yet.
     VerificationRequired(user::Model),
+    /// The address already has an account: answered as [`Registered::VerificationRequired`]
+    /// would be, and its owner mailed.
+    AddressTaken { username: String, email: String },
 }
 
 const TOO_MANY_SIGNUPS: &str = "Too many new accounts from your network. Please try again later.";
@@ -200,6 +213,31 @@ async fn create_account(
             account_limits::REGISTER_ADDR.refund(&state.db, addr, 1).await?;
             return Err(AppError::BadRequest(m).with_code(ErrorCode::WeakPassword));
         }
+        // With verification on, a taken address is answered like a new one (nobody learns
+        // which addresses have accounts) and its owner gets a mail saying so instead.
+        // Usernames are public (profiles, reviews), so a taken one is said.
+        Err(CreateUserError::EmailTaken) if required => {
+            if let Some(owner) = users::find_by_email(&state.db, &body.email).await? {
+                let site = Site::from_settings(&settings, &state.config.origin()).name;
+                let mail = verification::already_registered_mail(&site, &state.config.origin(), &owner);
+                if let Err(e) = state.mailer.send(mail).await {
+                    // The same answer a new address gets when its mail fails: uniform here too.
+                    tracing::error!(error = %e, "could not mail an address that is already registered");
+                    account_limits::REGISTER_ADDR.refund(&state.db, addr, 1).await?;
+                    return Err(AppError::RetryLater {
+                        status: StatusCode::SERVICE_UNAVAILABLE,
+                        message: MAIL_FAILED.into(),
+                        secs: 60,
+                    }
+                    .with_code(ErrorCode::ServiceUnavailable));
+                }
+            }
+            tracing::info!("registration with an address that already has an account; its owner was told");
+            return Ok(Registered::AddressTaken {
+                username: body.username.trim().to_owned(),
+                email: body.email.trim().to_ascii_lowercase(),
+            });
+        }
         Err(e @ (CreateUserError::UsernameTaken | CreateUserError::EmailTaken)) => {
             return Err(AppError::Conflict(e.to_string()).with_code(ErrorCode::AlreadyRegistered));
         }
@@ -209,27 +247,41 @@ async fn create_account(
     let was_guest = auth::guest_id(state, headers).is_some();
     crate::services::analytics::record_sign_up(&state.db, u.id, "password", was_guest).await;
     if required {
-        send_verification(state, &u, &Site::from_settings(&settings, &state.config.origin()).name).await;
+        let site_name = Site::from_settings(&settings, &state.config.origin()).name;
+        if let Err(e) = send_verification(state, &u, &site_name).await {
+            // Nothing half-written: an account whose link never left could not be used, and
+            // its name and address could not be signed up again. It goes, and the try is
+            // given back to the address.
+            tracing::error!(
+                error = format!("{e:#}"),
+                user_id = u.id,
+                "verification mail not sent; the new account is removed"
+            );
+            if let Err(e) = crate::services::account::delete(&state.db, u.id).await {
+                tracing::error!(error = %e, user_id = u.id, "could not remove the account whose mail failed");
+            }
+            account_limits::REGISTER_ADDR.refund(&state.db, addr, 1).await?;
+            return Err(AppError::RetryLater {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: MAIL_FAILED.into(),
+                secs: 60,
+            }
+            .with_code(ErrorCode::ServiceUnavailable));
+        }
         return Ok(Registered::VerificationRequired(u));
     }
     let token = sessions::create(&state.db, u.id, user_agent(headers)).await?;
     Ok(Registered::SignedIn(u, token))
 }
 
-/// Issues a token and mails it. Delivery problems are logged, not shown: the account exists
-/// and the person can ask for another mail.
-async fn send_verification(state: &AppState, u: &user::Model, site_name: &str) {
-    let token = match verification::issue(&state.db, u.id).await {
-        Ok(t) => t,
-        Err(e) => {
-            tracing::error!(error = %e, "could not store a verification token");
-            return;
-        }
-    };
-    let mail = verification::mail(site_name, &state.config.origin(), u, &token);
-    if let Err(e) = state.mailer.send(mail).await {
-        tracing::error!(error = format!("{e:#}"), user_id = u.id, "verification mail not sent");
-    }
+/// What a sign-up hears when its verification mail could not be sent (the account is not kept).
+pub const MAIL_FAILED: &str =
+    "We could not send the verification email, so your account was not created. Please try again in a few minutes.";
+
+/// Mails `u` a verification link (within `SMTP_TIMEOUT_SECS`). When it fails, no new link
+/// is left behind and an earlier link still works.
+async fn send_verification(state: &AppState, u: &user::Model, site_name: &str) -> anyhow::Result<()> {
+    verification::send_link(&state.db, &state.mailer, site_name, &state.config.origin(), u).await
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
@@ -450,7 +502,11 @@ async fn resend(state: &AppState, email: &str) -> AppResult<super::Message> {
         let site_name = Site::from_settings(&settings, &state.config.origin()).name;
         // Sent in the background so that the answer takes the same time either way.
         let state = state.clone();
-        state.background.clone().spawn(async move { send_verification(&state, &u, &site_name).await });
+        state.background.clone().spawn(async move {
+            if let Err(e) = send_verification(&state, &u, &site_name).await {
+                tracing::error!(error = format!("{e:#}"), user_id = u.id, "verification mail not sent (resend)");
+            }
+        });
     }
     Ok(super::Message {
         message: "If an account with this email is waiting for verification, a new link is on its way.".into(),

@@ -10,7 +10,7 @@
 //! | `POST /api/admin/blog/preview` | `{content}` → sanitised HTML as the article page renders it |
 //! | `POST /api/admin/blog/images` | multipart `file` → re-encoded picture with its widths |
 use axum::Json;
-use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
@@ -20,6 +20,7 @@ use utoipa_axum::routes;
 
 use crate::auth::RequireAdmin;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::routes::multipart::{BodyFault, BodyLimits, FormError, MeteredForm};
 use crate::services::blog_admin::{self, AdminList, AdminListQuery, AdminPost, BlogAdminError, PostInput, Preview};
 use crate::services::blog_images::{self, ImageError, StoredImage};
 use crate::state::AppState;
@@ -154,9 +155,10 @@ async fn preview(_admin: RequireAdmin, JsonBody(body): JsonBody<PreviewBody>) ->
 async fn upload_image(
     State(state): State<AppState>,
     RequireAdmin(me): RequireAdmin,
-    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+    req: axum::extract::Request,
 ) -> AppResult<(StatusCode, Json<StoredImage>)> {
-    let mut multipart = multipart.map_err(|e| AppError::BadRequest(format!("Expected a multipart upload: {e}")))?;
+    let limits = BodyLimits::upload(blog_images::MAX_BYTES as u64);
+    let mut multipart = MeteredForm::new(req, limits).await.map_err(multipart_error)?;
     let mut bytes: Option<Vec<u8>> = None;
     while let Some(mut field) = multipart.next_field().await.map_err(multipart_error)? {
         if field.name() != Some("file") {
@@ -179,10 +181,11 @@ async fn upload_image(
     Ok((StatusCode::CREATED, Json(stored)))
 }
 
-fn multipart_error(e: axum::extract::multipart::MultipartError) -> AppError {
-    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        image_error(ImageError::TooLarge)
-    } else {
-        AppError::BadRequest(format!("The upload was interrupted: {}", e.body_text()))
+fn multipart_error(e: FormError) -> AppError {
+    match e {
+        FormError::Body(BodyFault::TooLarge) => image_error(ImageError::TooLarge),
+        FormError::NotMultipart => AppError::BadRequest("Expected a multipart upload with a \"file\" field".into()),
+        FormError::Body(f) => AppError::BadRequest(format!("The upload was interrupted: {f}")),
+        FormError::Parse(e) => AppError::BadRequest(format!("The upload was interrupted: {}", e.body_text())),
     }
 }

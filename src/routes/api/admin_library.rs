@@ -38,6 +38,10 @@ pub struct LibraryList {
     pub total_seconds: f64,
     pub index_bytes: u64,
     pub audio_bytes: u64,
+    /// Where the frame hashes live: `local` (segment files) or `milvus`.
+    pub index_backend: &'static str,
+    /// Entries the index holds (every tier).
+    pub index_entries: u64,
 }
 
 #[utoipa::path(get, path = "/admin/library", tag = "admin", security(("session" = [])),
@@ -51,6 +55,8 @@ async fn list(State(state): State<AppState>, _admin: RequireAdmin) -> AppResult<
             videos,
             index_bytes: library.index_bytes(),
             audio_bytes: library.audio_bytes(),
+            index_backend: library.backend().kind(),
+            index_entries: library.frame_count(),
         }
     })
     .await

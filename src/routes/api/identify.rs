@@ -1,7 +1,7 @@
 //! The identification API: `POST /api/identify`, `GET /api/identification/{id}`, history,
 //! and analytics events (SPEC section 7).
 use axum::Json;
-use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sea_orm::EntityTrait;
@@ -13,7 +13,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::identify_errors::timeout_error;
-use super::identify_form::read_form;
+use super::identify_form::{form_error, read_form};
 use crate::auth::{ClientAddr, MaybeUser, RequireUser};
 use crate::entities::user;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
@@ -26,14 +26,15 @@ use crate::identify::result::IdentificationResult;
 use crate::identify::runs;
 use crate::identify::store::{self, HistoryItem, TopItem};
 use crate::identify::upload::{UploadRules, WorkDir};
-use crate::routes::extract::{JsonBody, drain_form};
+use crate::routes::extract::{JsonBody, drain};
+use crate::routes::multipart::{BodyLimits, MeteredForm};
 use crate::services::analytics;
 use crate::services::settings::SettingsExt;
 use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    // The size cap is enforced while streaming (413 with the SPEC's text), not by the
-    // default 2 MB body limit.
+    // The size cap (the site's file limit plus a small allowance, on the raw body) is
+    // enforced while streaming (413 with the SPEC's text), not by the default 2 MB body limit.
     let (s1, p1, identify) = routes!(identify);
     let (s2, p2, track) = routes!(track);
     OpenApiRouter::new()
@@ -112,7 +113,7 @@ enum AnyResult {
         (status = 429, description = "Rate limited; see `Retry-After`", body = ErrorBody,
             headers(("retry-after" = u64, description = "Seconds to wait"))),
         (status = 502, description = "The AI engine failed", body = ErrorBody),
-        (status = 503, description = "Busy (`server_busy`, see `Retry-After`) or no engine configured", body = ErrorBody),
+        (status = 503, description = "Busy (`server_busy`, see `Retry-After`), no engine configured (`engine_unavailable`), or the Library's index does not answer (`library_unavailable`, see `Retry-After`)", body = ErrorBody),
         (status = 504, description = "Timed out", body = ErrorBody),
     ))]
 async fn identify(
@@ -120,11 +121,11 @@ async fn identify(
     MaybeUser(user): MaybeUser,
     ClientAddr(addr): ClientAddr,
     headers: HeaderMap,
-    multipart: Multipart,
+    body: Request,
 ) -> AppResult<Response> {
     let started = Instant::now();
     let user_id = user.as_ref().map(|u| u.id);
-    let request = identify_request(State(state.clone()), MaybeUser(user), ClientAddr(addr), headers, multipart);
+    let request = identify_request(State(state.clone()), MaybeUser(user), ClientAddr(addr), headers, body);
     let (res, runs) = runs::collect(request).await;
     let outcome = match &res {
         Ok(r) => r.extensions().get::<analytics::Identified>().cloned().map(Ok).unwrap_or(Err("failed")),
@@ -140,7 +141,7 @@ async fn identify_request(
     MaybeUser(user): MaybeUser,
     ClientAddr(addr): ClientAddr,
     headers: HeaderMap,
-    multipart: Multipart,
+    body: Request,
 ) -> AppResult<Response> {
     let started = Instant::now();
     let settings = state.settings().await?;
@@ -157,11 +158,12 @@ async fn identify_request(
     let guest = match admitted.await {
         Ok(guest) => guest,
         Err(e) => {
-            drain_form(multipart).await;
+            // Read away raw and bounded (never parsed), so the client can read the refusal.
+            drain(body).await;
             return Err(e);
         }
     };
-    let outcome = run_identify(&state, &settings, user.as_ref(), multipart, started).await;
+    let outcome = run_identify(&state, &settings, user.as_ref(), addr, body, started).await;
     let result = match outcome {
         Ok(r) => r,
         Err(e) => {
@@ -174,10 +176,11 @@ async fn identify_request(
     let identified = analytics::Identified {
         id: result.identification_id.clone(),
         engine: result.engine.clone(),
-        cached: result.cached,
+        cached: result.reused,
+        saved_engine: result.from_memory.as_ref().map(|m| m.engine.clone()),
     };
     let mut res = match &user {
-        Some(_) => Json(OwnerResult { result, shared: true, is_owner: true }).into_response(),
+        Some(_) => Json(OwnerResult { result, shared: true, is_owner: true, feedback: None }).into_response(),
         None => Json(&result).into_response(),
     };
     res.extensions_mut().insert(identified);
@@ -195,13 +198,18 @@ async fn run_identify(
     state: &AppState,
     settings: &crate::services::settings::SettingsMap,
     user: Option<&crate::services::users::CurrentUser>,
-    multipart: Multipart,
+    addr: Option<std::net::IpAddr>,
+    body: Request,
     started: Instant,
 ) -> AppResult<IdentificationResult> {
     let config = &state.config;
-    // Admitted (or refused with 503 and Retry-After) before a byte of the upload is read.
-    // (Not drained: a full node sheds the load, it does not read uploads it cannot take.)
-    let ticket = state.admission.enter()?;
+    // A full node refuses at once (503, Retry-After), before reading an upload it could not
+    // take. (Not drained: a full node sheds the load.)
+    state.admission.has_room()?;
+    // The upload is read first, holding only an upload place (a few per client address, a
+    // bounded number per node), never a place of the media work: a client that sends slowly
+    // keeps nobody else waiting, and one sending too slowly is cut off (408).
+    let reading = state.admission.reading(addr)?;
     // Everything this request does stops when this token fires: the deadline, the client
     // going away (the handler is dropped, and the guard with it), or the server stopping.
     let cancel = state.admission.shutdown.child_token();
@@ -212,6 +220,8 @@ async fn run_identify(
     let work = WorkDir::new(&config.data_dir).map_err(|e| AppError::Internal(e.into()))?;
     let max_mb = settings.max_file_size_mb();
     let rules = UploadRules { max_bytes: max_mb * 1024 * 1024, max_mb, allowed: settings.allowed_file_types() };
+    let multipart =
+        MeteredForm::new(body, BodyLimits::upload(rules.max_bytes)).await.map_err(|e| form_error(&rules, e))?;
     let upload_limit = started + std::time::Duration::from_secs(config.identify.timeout_secs * 2);
     let form = tokio::select! {
         form = tokio::time::timeout_at(upload_limit, read_form(multipart, &work, &rules, &state.outbound)) => form.map_err(|_| {
@@ -219,6 +229,10 @@ async fn run_identify(
         })??,
         _ = cancel.cancelled() => return Err(Refused::Stopping.into()),
     };
+    drop(reading);
+    // On disk: now a place of the media work (503 with Retry-After when the node filled up
+    // while the upload came).
+    let ticket = state.admission.enter()?;
     let mode: Mode = form.mode.parse().map_err(|_| {
         AppError::BadRequest(format!(
             "Unknown AI engine \"{}\". Choose one of auto, google, openai, xai, anthropic, ensemble, library.",
@@ -277,6 +291,9 @@ struct OwnerResult {
     result: IdentificationResult,
     shared: bool,
     is_owner: bool,
+    /// Your answer to "Was this right?" (`right`, `wrong`), once given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    feedback: Option<String>,
 }
 
 /// Read one identification
@@ -296,9 +313,10 @@ async fn show(
 ) -> AppResult<Response> {
     let gone = || AppError::NotFoundMsg(GONE.into());
     let stored = store::find(&state.db, &id).await?.ok_or_else(gone)?;
-    if stored.is_owner(me.map(|u| u.id)) {
+    if let Some(owner) = me.as_ref().map(|u| u.id).filter(|m| stored.is_owner(Some(*m))) {
         let shared = stored.shared;
-        return Ok(Json(OwnerResult { result: stored.result, shared, is_owner: true }).into_response());
+        let feedback = crate::services::feedback::verdicts(&state.db, owner, vec![id.clone()]).await?.remove(&id);
+        return Ok(Json(OwnerResult { result: stored.result, shared, is_owner: true, feedback }).into_response());
     }
     // A key reads its owner's results only, shared links of others included.
     if !stored.shared || key.is_some() {

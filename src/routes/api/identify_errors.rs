@@ -15,6 +15,9 @@ use crate::outbound::OutboundError;
 
 impl From<Refused> for AppError {
     fn from(r: Refused) -> Self {
+        if r == Refused::UploadsPerAddress {
+            return AppError::retry_later(r.to_string(), r.retry_after());
+        }
         let e = AppError::RetryLater {
             status: StatusCode::SERVICE_UNAVAILABLE,
             message: r.to_string(),
@@ -22,7 +25,7 @@ impl From<Refused> for AppError {
         };
         match r {
             Refused::Stopping => e.with_code(ErrorCode::ShuttingDown),
-            Refused::Busy { .. } | Refused::PreviewsBusy => e,
+            Refused::Busy { .. } | Refused::PreviewsBusy | Refused::UploadsPerAddress => e,
         }
     }
 }
@@ -90,6 +93,10 @@ fn url_error(e: OutboundError) -> AppError {
     }
 }
 
+/// How long a client is asked to wait when the Library's index does not answer: about what
+/// a restarted Milvus takes to load its collection again.
+pub const LIBRARY_RETRY_SECS: u64 = 15;
+
 /// The whole identification ran out of time.
 pub fn timeout_error(secs: u64) -> AppError {
     AppError::Timeout(format!(
@@ -151,5 +158,14 @@ fn engine_error(e: EngineError) -> AppError {
             AppError::BadGateway("The AI engine declined to analyse this media. Please try a different frame.".into())
         }
         EngineError::Unsupported(m) => AppError::Unprocessable(m),
+        EngineError::IndexUnavailable(m) => {
+            tracing::error!(%m, "the Library index does not answer");
+            AppError::RetryLater {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: "The Library's index is unavailable right now. Please try again in a moment.".into(),
+                secs: LIBRARY_RETRY_SECS,
+            }
+            .with_code(ErrorCode::LibraryUnavailable)
+        }
     }
 }

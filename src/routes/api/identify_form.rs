@@ -1,12 +1,10 @@
 //! The multipart form of `POST /api/identify` (SPEC section 7): its fields read with their
 //! bounds, the `file` field streamed into the request's folder through
 //! `identify::upload::write_upload`, or the `url` field fetched by `identify::upload::fetch_url`.
-use axum::extract::Multipart;
-use axum::extract::multipart::Field;
-
 use crate::error::{AppError, ErrorCode};
 use crate::identify::upload::{Upload, UploadError, UploadRules, WorkDir, fetch_url, write_upload};
 use crate::outbound::StrictClient;
+use crate::routes::multipart::{BodyFault, FormError, MeteredField, MeteredForm};
 
 /// The fields of `POST /api/identify`.
 pub struct IdentifyForm {
@@ -30,7 +28,7 @@ const MAX_URL: usize = 2048;
 /// instead) fetching the URL with the strict outbound client into `work`, sniffed and
 /// bounded exactly like an upload.
 pub async fn read_form(
-    mut multipart: Multipart,
+    mut multipart: MeteredForm,
     work: &WorkDir,
     rules: &UploadRules,
     outbound: &StrictClient,
@@ -106,26 +104,34 @@ fn parse_flag(v: &str, default: bool) -> bool {
     }
 }
 
-/// A form that could not be read: over the size limit, or cut off.
-fn upload_error(rules: &UploadRules) -> impl Fn(axum::extract::multipart::MultipartError) -> UploadError + '_ {
-    move |e| {
-        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
-            UploadError::TooLarge { max_mb: rules.max_mb }
-        } else {
-            UploadError::Interrupted(e.body_text())
+/// A form that could not be read: over the size limit, cut off, too slow, or malformed.
+pub fn form_error(rules: &UploadRules, e: FormError) -> AppError {
+    match e {
+        FormError::Body(BodyFault::TooLarge) => UploadError::TooLarge { max_mb: rules.max_mb }.into(),
+        FormError::Body(BodyFault::TooSlow) => {
+            AppError::UploadTimeout("Upload timed out. Please try a smaller file or check your connection.".into())
         }
+        FormError::Body(BodyFault::Malformed) => {
+            AppError::BadRequest("The upload could not be read: the form's parts never ended. Please try again.".into())
+                .with_code(ErrorCode::UploadInterrupted)
+        }
+        FormError::NotMultipart => {
+            AppError::BadRequest("Send the upload as a multipart/form-data form (a \"file\" or \"url\" field).".into())
+                .with_code(ErrorCode::InvalidBody)
+        }
+        FormError::Parse(e) => UploadError::Interrupted(e.body_text()).into(),
     }
 }
 
-fn multipart_error(rules: &UploadRules) -> impl Fn(axum::extract::multipart::MultipartError) -> AppError + '_ {
-    move |e| upload_error(rules)(e).into()
+fn multipart_error(rules: &UploadRules) -> impl Fn(FormError) -> AppError + '_ {
+    move |e| form_error(rules, e)
 }
 
-async fn text_field(field: Field<'_>, rules: &UploadRules) -> Result<String, AppError> {
+async fn text_field(field: MeteredField<'_>, rules: &UploadRules) -> Result<String, AppError> {
     bounded_field(field, rules, MAX_TEXT_FIELD).await
 }
 
-async fn bounded_field(mut field: Field<'_>, rules: &UploadRules, max: usize) -> Result<String, AppError> {
+async fn bounded_field(mut field: MeteredField<'_>, rules: &UploadRules, max: usize) -> Result<String, AppError> {
     let mut buf = Vec::new();
     while let Some(chunk) = field.chunk().await.map_err(multipart_error(rules))? {
         buf.extend_from_slice(&chunk);
@@ -136,9 +142,27 @@ async fn bounded_field(mut field: Field<'_>, rules: &UploadRules, max: usize) ->
     Ok(String::from_utf8_lossy(&buf).trim().to_owned())
 }
 
-async fn stream_file(field: Field<'_>, work: &WorkDir, rules: &UploadRules) -> Result<Upload, AppError> {
+/// The `file` field streamed into `work`. A fault of the raw body is kept aside while the
+/// writer sees only "interrupted", and wins when the writer stops.
+async fn stream_file(field: MeteredField<'_>, work: &WorkDir, rules: &UploadRules) -> Result<Upload, AppError> {
     use futures::TryStreamExt;
     let filename = field.file_name().map(str::to_owned);
-    let chunks = field.map_err(upload_error(rules));
-    Ok(write_upload(chunks, filename, work, rules).await?)
+    let fault = std::sync::Mutex::new(None);
+    let chunks = field.map_err(|e| {
+        let what = match &e {
+            FormError::Parse(p) => p.body_text(),
+            other => format!("{other:?}"),
+        };
+        if let Ok(mut f) = fault.lock() {
+            *f = Some(e);
+        }
+        UploadError::Interrupted(what)
+    });
+    match write_upload(chunks, filename, work, rules).await {
+        Ok(u) => Ok(u),
+        Err(e) => match fault.lock().ok().and_then(|mut f| f.take()) {
+            Some(fe) => Err(form_error(rules, fe)),
+            None => Err(e.into()),
+        },
+    }
 }

@@ -49,12 +49,16 @@ async fn preview(
     let jpeg = match cached {
         Some(jpeg) => jpeg,
         None => {
-            let _slot = state.admission.preview().await?;
+            // The slot goes with the cut: held until ffmpeg is done, even if the client is not.
+            let slot = state.admission.preview().await?;
             let library = state.library.clone();
-            tokio::task::spawn_blocking(move || library.preview(&token))
-                .await
-                .map_err(|e| AppError::Internal(e.into()))?
-                .map_err(not_found)?
+            tokio::task::spawn_blocking(move || {
+                let _held = slot;
+                library.preview(&token)
+            })
+            .await
+            .map_err(|e| AppError::Internal(e.into()))?
+            .map_err(not_found)?
         }
     };
     Ok((

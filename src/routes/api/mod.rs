@@ -3,11 +3,13 @@ pub mod account;
 pub mod accounts;
 pub mod admin;
 pub mod admin_blog;
+pub mod admin_corrections;
 pub mod admin_insight;
 pub mod admin_library;
 pub mod admin_testimonials;
 pub mod blog;
 pub mod collections;
+pub mod feedback;
 pub mod google;
 pub mod identify;
 pub mod identify_errors;
@@ -36,10 +38,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(admin_blog::router())
         .merge(admin_library::router())
         .merge(admin_testimonials::router())
+        .merge(admin_corrections::router())
         .merge(admin_insight::router())
         .merge(google::router())
         .merge(profiles::router())
         .merge(identify::router())
+        .merge(feedback::router())
         .merge(keys::router())
         .merge(quota::router())
         .merge(library::router())

@@ -5,7 +5,6 @@ use axum::extract::State;
 use chrono::{DateTime, Utc};
 use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use crate::routes::extract::JsonBody;
 use utoipa_axum::router::OpenApiRouter;
@@ -14,11 +13,15 @@ use utoipa_axum::routes;
 use crate::auth::RequireUser;
 use crate::entities::user;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::services::achievements::{self, Earned, Locked};
 use crate::services::profiles::{self, ProfileError};
 use crate::state::AppState;
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(me, update_me)).routes(routes!(preferences, update_preferences))
+    OpenApiRouter::new()
+        .routes(routes!(me, update_me))
+        .routes(routes!(preferences, update_preferences))
+        .routes(routes!(announce_achievements))
 }
 
 #[derive(Serialize, utoipa::ToSchema, ts_rs::TS)]
@@ -36,10 +39,11 @@ pub struct Profile {
 #[derive(Serialize, utoipa::ToSchema, ts_rs::TS)]
 pub struct ProfileResponse {
     pub profile: Profile,
-    /// No achievements are defined yet; the list keeps the SPEC's shape.
-    #[schema(value_type = Vec<Object>)]
-    #[ts(type = "Array<unknown>")]
-    pub achievements: Vec<Value>,
+    /// The achievements this person holds, oldest first, each with the date it was earned.
+    pub achievements: Vec<Earned>,
+    /// The ones they can still earn, and what earns each.
+    #[serde(rename = "toEarn")]
+    pub to_earn: Vec<Locked>,
 }
 
 #[derive(Serialize, utoipa::ToSchema)]
@@ -59,8 +63,11 @@ impl From<ProfileError> for AppError {
     }
 }
 
+/// The profile of `u`; the achievements whose rules now hold are awarded first.
 pub async fn profile_response(state: &AppState, u: &user::Model) -> AppResult<ProfileResponse> {
+    let achievements = achievements::award(&state.db, u.id).await?;
     Ok(ProfileResponse {
+        to_earn: achievements::still_to_earn(&achievements),
         profile: Profile {
             display_name: u.display_name.clone(),
             bio: u.bio.clone().unwrap_or_else(|| profiles::DEFAULT_BIO.to_owned()),
@@ -70,7 +77,7 @@ pub async fn profile_response(state: &AppState, u: &user::Model) -> AppResult<Pr
             email: u.email.clone(),
             member_since: u.created_at,
         },
-        achievements: Vec::new(),
+        achievements,
     })
 }
 
@@ -136,4 +143,20 @@ async fn update_preferences(
 ) -> AppResult<Json<Preferences>> {
     let u = profiles::set_default_ai_model(&state.db, me.id, &body.default_ai_model).await?;
     Ok(Json(Preferences { default_ai_model: u.default_ai_model.unwrap_or_else(|| "auto".into()) }))
+}
+
+/// Check for new achievements
+///
+/// Awards every achievement whose rule now holds (read from your stored identifications,
+/// collection and reviews) and answers the ones you have not been told about yet, once:
+/// a second call answers only what was earned since. The browser calls it after an
+/// identification, a saved title or a review, and shows each as a toast.
+#[utoipa::path(post, path = "/profiles/me/achievements", tag = "profile", security(("session" = [])),
+    responses((status = 200, description = "Achievements earned and not announced before", body = Vec<Earned>),
+        (status = 401, description = "Not signed in", body = ErrorBody)))]
+async fn announce_achievements(
+    State(state): State<AppState>,
+    RequireUser(me): RequireUser,
+) -> AppResult<Json<Vec<Earned>>> {
+    Ok(Json(achievements::announce(&state.db, me.id).await?))
 }

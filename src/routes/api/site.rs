@@ -37,6 +37,22 @@ pub struct Availability {
     pub library: bool,
 }
 
+impl Availability {
+    /// Whether the engine or mode called `name` can answer (`auto` always can).
+    pub fn has(&self, name: &str) -> bool {
+        match name {
+            "auto" => true,
+            "google" => self.google,
+            "openai" => self.openai,
+            "xai" => self.xai,
+            "anthropic" => self.anthropic,
+            "ensemble" => self.ensemble,
+            "library" => self.library,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Serialize, Debug, Clone, utoipa::ToSchema, ts_rs::TS)]
 pub struct ModelsResponse {
     pub available: Availability,
@@ -44,8 +60,8 @@ pub struct ModelsResponse {
 }
 
 /// Which engines can answer right now: a key (or index) is present and the admin allows
-/// the engine (`allowed_engines`). Ensemble needs two usable engines. Rebuilt from the
-/// settings on every call, so admin changes show within the settings cache's 5 s.
+/// the engine (`allowed_engines`). Ensemble needs two usable engines. Built again whenever
+/// the settings change, so an admin's change shows on every node within a second.
 #[utoipa::path(get, path = "/models", tag = "site",
     responses((status = 200, description = "Engine availability", body = ModelsResponse)))]
 async fn models(State(state): State<AppState>) -> AppResult<Json<ModelsResponse>> {

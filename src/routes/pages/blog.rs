@@ -193,6 +193,17 @@ fn list_url(search: &str, category: &str, tag: &str, page: u64) -> String {
     if q.is_empty() { "/blog".into() } else { format!("/blog?{q}") }
 }
 
+/// The filter buttons after "All" (SPEC §2: "All plus categories present on the loaded
+/// page"): the categories of the posts shown, once each whatever their case, sorted, plus the
+/// chosen one even when no post of it is shown (so it can be seen as chosen).
+fn page_categories<'a>(shown: impl Iterator<Item = &'a str>, chosen: &'a str) -> Vec<String> {
+    let mut cats: Vec<String> =
+        shown.chain(std::iter::once(chosen)).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect();
+    cats.sort_by_key(|c| c.to_lowercase());
+    cats.dedup_by(|a, b| a.eq_ignore_ascii_case(b));
+    cats
+}
+
 /// Page numbers to show: all when there are few, else the ends and the neighbourhood of
 /// the current page with gaps.
 fn page_numbers(current: u64, last: u64) -> Vec<(u64, bool)> {
@@ -231,19 +242,19 @@ async fn index(State(state): State<AppState>, ctx: PageCtx, Query(p): Query<Blog
     };
     let loaded = async {
         let (posts, total) = blog::list(&state.db, &q).await?;
-        let cats = blog::categories(&state.db).await?;
         let images = images_of(&state.db, &posts).await?;
-        Ok::<_, sea_orm::DbErr>((posts, total, cats, images))
+        Ok::<_, sea_orm::DbErr>((posts, total, images))
     }
     .await;
 
-    let (posts, total, cats, images, failed) = match loaded {
-        Ok((posts, total, cats, images)) => (posts, total, cats, images, false),
+    let (posts, total, images, failed) = match loaded {
+        Ok((posts, total, images)) => (posts, total, images, false),
         Err(e) => {
             tracing::error!(error = %e, "blog list could not be loaded");
-            (Vec::new(), 0, Vec::new(), HashMap::new(), true)
+            (Vec::new(), 0, HashMap::new(), true)
         }
     };
+    let cats = page_categories(posts.iter().map(|p| p.category.as_str()), &category);
     let mut views: Vec<PostView> = posts.iter().map(|p| PostView::from_model(p, &author, &images)).collect();
     let featured = if page == 1 && !views.is_empty() { Some(views.remove(0)) } else { None };
     let last = total.div_ceil(PAGE_SIZE).max(1);

@@ -7,6 +7,7 @@ use axum::routing::get;
 
 use super::human_list;
 use crate::error::AppResult;
+use crate::services::analytics_tag::AnalyticsTag;
 use crate::services::settings::SettingsExt;
 use crate::state::AppState;
 use crate::views::PageCtx;
@@ -22,6 +23,8 @@ pub struct TermsPage {
     pub ctx: PageCtx,
     pub max_file_size_mb: u64,
     pub file_types: String,
+    /// The third-party analytics tag in use, by name (the privacy section says so).
+    pub analytics_provider: Option<&'static str>,
 }
 
 async fn terms(State(state): State<AppState>, ctx: PageCtx) -> AppResult<TermsPage> {
@@ -31,5 +34,6 @@ async fn terms(State(state): State<AppState>, ctx: PageCtx) -> AppResult<TermsPa
         ctx,
         max_file_size_mb: settings.max_file_size_mb(),
         file_types: human_list(&settings.allowed_file_types()),
+        analytics_provider: AnalyticsTag::from_settings(&settings).map(|t| t.provider.label()),
     })
 }
