@@ -677,6 +677,22 @@ async fn identify_with_mode_library_answers_title_second_and_preview() {
     let preview = r["previewUrl"].as_str().unwrap();
     assert!(preview.starts_with("/api/library/preview/"), "{preview}");
     assert_eq!(app.get(preview).await.status, 200);
+
+    // A node that cannot read the video's file (it lives on another machine) still answers
+    // with the title and the time; it offers no preview link rather than one that fails.
+    let other = still_at(&folder.path().join("big-buck-bunny.mp4"), 1.2, &folder.path().join("q2.jpg"));
+    let away = tempfile::tempdir().unwrap();
+    std::fs::rename(folder.path().join("big-buck-bunny.mp4"), away.path().join("big-buck-bunny.mp4")).unwrap();
+    // (A guest has one identification; this is the second.)
+    assert!(app.register("previewer", "secret-pass-1").await.status.is_success());
+    let res =
+        crate::identify_support::upload(&app, crate::identify_support::Upload::image(jpeg_bytes(&other), "library"))
+            .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    let r = res.json();
+    assert_eq!(r["title"], "Big Buck Bunny");
+    assert!((r["timestamp"]["at"].as_f64().unwrap() - 1.2).abs() <= 0.5, "{}", r["timestamp"]);
+    assert!(r["previewUrl"].is_null(), "{r}");
 }
 
 #[tokio::test]

@@ -60,9 +60,9 @@ fn rows_are_written_searched_in_one_batch_read_back_in_order_and_deleted() {
     let name = testing::unique_name("client");
     let m = client(&addr, &name);
     let coll = MilvusUrl::parse(&format!("milvus://{addr}/{name}")).unwrap().collection("library");
-    m.ensure_collection(&coll).unwrap();
+    m.ensure_collection(&coll, true).unwrap();
     // Twice, as two nodes starting together would.
-    m.ensure_collection(&coll).unwrap();
+    m.ensure_collection(&coll, true).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     // Video 2 has more rows than one query page (16,384).
     let (a, b, c) = (rows(1, 500, &mut rng), rows(2, 20_000, &mut rng), rows(3, 300, &mut rng));
@@ -114,7 +114,7 @@ fn the_clustered_index_finds_what_the_exact_one_does_when_every_list_is_probed()
     let name = testing::unique_name("ivf");
     let m = client(&addr, &name);
     let coll = format!("{name}_library");
-    m.ensure_collection(&coll).unwrap();
+    m.ensure_collection(&coll, true).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let all = rows(5, 30_000, &mut rng);
     m.insert(&coll, 0, &all).unwrap();
@@ -135,7 +135,7 @@ fn a_dead_server_is_an_error_within_the_timeout_and_the_client_reconnects_when_i
     let mut server = MilvusServer::start().unwrap();
     let m = Milvus::new(MilvusUrl::parse(&server.url("fault")).unwrap(), Duration::from_secs(10)).unwrap();
     let coll = "fault_library";
-    m.ensure_collection(coll).unwrap();
+    m.ensure_collection(coll, true).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(3);
     let rs = rows(9, 1000, &mut rng);
     m.insert(coll, 0, &rs).unwrap();
@@ -325,7 +325,7 @@ fn frame_jpeg(video: &std::path::Path, at: f64, out: &std::path::Path) -> Vec<u8
 #[tokio::test]
 async fn an_app_on_milvus_indexes_and_identifies_as_one_on_the_embedded_index_does() {
     let Some(addr) = testing::shared() else { return };
-    let url = format!("milvus://{addr}/{}", testing::unique_name("app"));
+    let url = format!("milvus://{addr}/{}?timeout=30", testing::unique_name("app"));
     let app = TestApp::with_env([("REELFIND_LIBRARY_INDEX", url.clone())]).await;
     assert!(app.register("milvususer", "secret-pass-1").await.status.is_success());
     let local = TestApp::with_env([("REELFIND_LIBRARY_INDEX", "local")]).await;
@@ -527,7 +527,7 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
     let database = empty_pg_database(&admin).await;
     let dir = tempfile::tempdir().unwrap();
     let library_dir = dir.path().join("library");
-    let index = format!("milvus://{addr}/{}", testing::unique_name("nodes"));
+    let index = format!("milvus://{addr}/{}?timeout=30", testing::unique_name("nodes"));
     let env = |node: &str| {
         vec![
             ("DATABASE_URL", database.url.clone()),

@@ -223,7 +223,7 @@ describe("identification experience", () => {
       const engineLine = page.getByTestId("processing-engine");
       assert.equal(await engineLine.locator("strong").textContent(), "OpenAI GPT");
       assert.match(await engineLine.textContent(), /Careful visual reasoning/);
-      await page.locator('.id-step[aria-current="step"]', { hasText: "Finding matches" }).waitFor({ timeout: 4000 });
+      await page.locator('.id-step[aria-current="step"]', { hasText: "Finding matches" }).waitFor({ timeout: 10_000 });
       assert.equal(await page.getByRole("button", { name: "Analyzing..." }).isDisabled(), true);
       await app.screenshot(page, `identify-processing-${width}`);
       await app.assertAccessible(page, { include: "main" });

@@ -112,6 +112,25 @@ describe("ResultView", () => {
     expect(screen.queryByText(/also in/)).toBeNull();
   });
 
+  it("says a Library match's preview is unavailable rather than show a broken picture", () => {
+    routeFetch({ "/api/analytics/track": () => new Response(null, { status: 204 }) });
+    const library: IdentificationResult = { ...full, engine: "library", timestamp: { from: 2, at: 2.6, to: 3 } };
+    wrap(<ResultView result={{ ...library, previewUrl: "/api/library/preview/t" }} backLabel="Back" onBack={() => {}} />);
+    const img = screen.getByRole("img", { name: "Matched frame at 0:02" });
+    expect(screen.queryByText("Preview unavailable")).toBeNull();
+    fireEvent.error(img);
+    expect(screen.getByText("Preview unavailable")).toBeDefined();
+    expect(screen.queryByRole("img", { name: /Matched frame/ })).toBeNull();
+    cleanup();
+    // No link: the server that answered cannot read the video's file.
+    wrap(<ResultView result={{ ...library, previewUrl: null }} backLabel="Back" onBack={() => {}} />);
+    expect(screen.getByText("Preview unavailable")).toBeDefined();
+    cleanup();
+    // Not a Library answer: nothing said about a preview.
+    wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);
+    expect(screen.queryByText("Preview unavailable")).toBeNull();
+  });
+
   it("has an ARIA tablist: Overview first, arrows move, limits of 12 cast and 12 similar, 5 awards coloured", () => {
     routeFetch({ "/api/analytics/track": () => new Response(null, { status: 204 }) });
     wrap(<ResultView result={full} backLabel="Back" onBack={() => {}} />);

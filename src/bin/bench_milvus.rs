@@ -137,7 +137,7 @@ fn main() -> anyhow::Result<()> {
     let url = MilvusUrl::parse(&format!("milvus://{addr}/{name}")).map_err(anyhow::Error::msg)?;
     let m = Milvus::new(url.clone(), Duration::from_secs(600))?;
     let coll = url.collection("library");
-    m.ensure_collection(&coll)?;
+    m.ensure_collection(&coll, true)?;
 
     let mut videos: Vec<Vec<Hash>> = Vec::new();
     let mut segments: Vec<Segment> = Vec::new();

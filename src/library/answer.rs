@@ -38,6 +38,8 @@ pub struct LibraryMatch {
     pub tier: &'static str,
     pub mirrored: bool,
     /// Relative URL of a preview picture cut at `at`; expires (see [`preview`](super::preview)).
+    /// Empty when this node cannot read the video's file (the hashes came from a shared
+    /// index, the file lives on another machine): the answer says the preview is unavailable.
     pub preview_url: String,
     /// Other videos the same scene is in, about as close as this one (a series' opening, a
     /// recap, a trailer cut from the film), best first. Empty when the scene is only here.
@@ -125,7 +127,7 @@ impl LibraryIndex {
             distance: dist,
             tier,
             mirrored,
-            preview_url: format!("/api/library/preview/{}", self.signer.sign(video.id, (at * 1000.0) as u32)),
+            preview_url: preview_url(video, || self.signer.sign(video.id, (at * 1000.0) as u32)),
             also_in: Vec::new(),
             looked: None,
         }
@@ -166,4 +168,9 @@ pub fn similarity(dist: u32, accept: u32) -> f32 {
     let a = accept as f32;
     let s = if d <= a { 1.0 - 0.5 * d / a } else { 0.5 * (128.0 - d).max(0.0) / (128.0 - a) };
     (s * 1000.0).round() / 1000.0
+}
+
+/// The preview link of `video`, or empty when its file is not on this node.
+fn preview_url(video: &VideoRecord, token: impl FnOnce() -> String) -> String {
+    if video.path.is_file() { format!("/api/library/preview/{}", token()) } else { String::new() }
 }

@@ -70,7 +70,7 @@ fn candidate(m: &LibraryMatch) -> Candidate {
         tmdb_id: None,
         imdb_id: None,
         timestamp: Some(Timestamp { from: m.from, at: m.at, to: m.to }),
-        preview_url: Some(m.preview_url.clone()),
+        preview_url: (!m.preview_url.is_empty()).then(|| m.preview_url.clone()),
         also_in: m
             .also_in
             .iter()

@@ -168,13 +168,16 @@ impl LibraryIndex {
 
     /// Whether the Library engine is offered: it holds entries, or its hashes live in an
     /// external index and the catalog lists videos (while that index is down the engine
-    /// stays offered, and a search answers that the index is unavailable).
+    /// stays offered, and a search answers that the index is unavailable). Asked on every
+    /// identification and page: with an external index only the catalog is read, never the
+    /// server, so a server that hangs cannot hold the request.
     pub fn serves(&self) -> bool {
-        self.frame_count() > 0 || (self.milvus.is_some() && !self.is_empty())
+        if self.milvus.is_some() { !self.is_empty() } else { self.frame_count() > 0 }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.list().is_empty()
+        let _ = self.refresh();
+        self.loaded.read().map(|l| l.catalog.videos.is_empty()).unwrap_or(true)
     }
 
     /// Source files of videos whose segment is missing or in an older format (they need

@@ -60,6 +60,12 @@ pub struct MilvusUrl {
 /// time, so that a hung server is reported as unavailable (503) rather than as a timeout.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 5;
 
+/// The longest the schema work (creating, indexing and loading a collection; a flush) may take in all:
+/// it is several calls, and loading waits for the query nodes, which on a busy machine takes
+/// longer than one call's timeout even when the server is healthy. Each of its calls is still
+/// bounded by the address's timeout, so a hung server fails it as quickly as a search.
+pub const SCHEMA_BUDGET: Duration = Duration::from_secs(120);
+
 impl MilvusUrl {
     pub fn parse(s: &str) -> std::result::Result<Self, String> {
         let bad = |why: &str| format!("{s:?} is not a Milvus address ({why}); expected milvus://HOST:PORT/NAME");
@@ -246,6 +252,16 @@ impl Milvus {
         F: FnOnce(ClientV2) -> Fut + Send + 'static,
         Fut: Future<Output = std::result::Result<T, milvus::v2::error::Error>> + Send,
     {
+        self.run_within(what, self.timeout + Duration::from_secs(1), call)
+    }
+
+    /// [`Self::run`] with `budget` for the whole of `call` (its calls each within the timeout).
+    fn run_within<T, F, Fut>(&self, what: &str, budget: Duration, call: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(ClientV2) -> Fut + Send + 'static,
+        Fut: Future<Output = std::result::Result<T, milvus::v2::error::Error>> + Send,
+    {
         let existing = self.client.lock().ok().and_then(|c| c.clone());
         let endpoint = self.url.endpoint.clone();
         let timeout = self.timeout;
@@ -271,9 +287,9 @@ impl Milvus {
                 let out = call(client.clone()).await.map_err(|e| (e, None))?;
                 Ok::<_, (milvus::v2::error::Error, Option<ClientV2>)>((out, fresh.then_some(client)))
             };
-            let res = match tokio::time::timeout(timeout + Duration::from_secs(1), work).await {
+            let res = match tokio::time::timeout(budget, work).await {
                 Ok(r) => r.map_err(|(e, _)| e.to_string()),
-                Err(_) => Err(format!("no answer within {} s", timeout.as_secs_f64())),
+                Err(_) => Err(format!("no answer within {} s", budget.as_secs_f64())),
             };
             let _ = tx.send(res);
         });
@@ -313,10 +329,13 @@ impl Milvus {
     }
 
     /// Creates the collection (fields, partitions, an exact index) unless it exists, and
-    /// loads it for search. Safe to call from several nodes at once.
-    pub fn ensure_collection(&self, collection: &str) -> Result<()> {
+    /// loads it for search. Safe to call from several nodes at once. `patient`: the whole may
+    /// take [`SCHEMA_BUDGET`] (writers: creating and loading is slow on a busy server);
+    /// otherwise one call's timeout, as a search that must answer soon needs.
+    pub fn ensure_collection(&self, collection: &str, patient: bool) -> Result<()> {
         let name = collection.to_owned();
-        self.run("create collection", move |c| async move {
+        let budget = if patient { SCHEMA_BUDGET.max(self.timeout) } else { self.timeout + Duration::from_secs(1) };
+        self.run_within("create collection", budget, move |c| async move {
             let exists =
                 c.has_collection(HasCollectionRequest::builder().collection_name(&name).build()?).await?.exists();
             if !exists {
@@ -414,7 +433,9 @@ impl Milvus {
     /// fail until it is loaded again, so this runs from the command line, not under traffic).
     pub fn set_index(&self, collection: &str, plan: IndexPlan) -> Result<()> {
         let name = collection.to_owned();
-        self.run("set index", move |c| async move {
+        // Clustering millions of rows takes minutes: an hour, as the index request itself allows.
+        let budget = Duration::from_secs(3600).max(self.timeout);
+        self.run_within("set index", budget, move |c| async move {
             c.flush(FlushRequest::builder().collection_names([&name]).build()?).await?;
             c.release_collection(ReleaseCollectionRequest::builder().collection_name(&name).build()?).await?;
             let _ = c.drop_index(DropIndexRequest::builder().collection_name(&name).field_name("hash").build()?).await;
@@ -490,7 +511,8 @@ impl Milvus {
     /// that it would not also survive unflushed: the log is durable either way).
     pub fn flush(&self, collection: &str) -> Result<()> {
         let name = collection.to_owned();
-        self.run("flush", move |c| async move {
+        // The flush waits until the segments are sealed: schema work's budget, not a search's.
+        self.run_within("flush", SCHEMA_BUDGET.max(self.timeout), move |c| async move {
             c.flush(FlushRequest::builder().collection_names([name]).build()?).await.map(|_| ())
         })
     }

@@ -173,7 +173,7 @@ impl PublicAnswers {
         let at = self.library_at.load(Ordering::Acquire);
         let every = state.content.interval().as_millis() as u64;
         if at == u64::MAX || now.saturating_sub(at) >= every {
-            self.library.store(state.library.frame_count() > 0, Ordering::Release);
+            self.library.store(state.library.serves(), Ordering::Release);
             self.library_at.store(now, Ordering::Release);
         }
         self.library.load(Ordering::Acquire)

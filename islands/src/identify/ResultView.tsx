@@ -238,8 +238,8 @@ function ResultBody({
                   .
                 </p>
               )}
-              {result.previewUrl && (
-                <img className="id-preview" src={result.previewUrl} alt={`Matched frame at ${ts ? formatClock(ts.at) : ""}`} />
+              {(result.previewUrl || (result.engine === "library" && ts)) && (
+                <MatchedFrame url={result.previewUrl ?? null} at={ts ? formatClock(ts.at) : ""} />
               )}
               <div className="id-scores">
                 <RatingStars rating={result.rating} />
@@ -302,4 +302,17 @@ function ResultBody({
       />
     </article>
   );
+}
+
+/**
+ * The Library's picture of the matched moment. Said to be unavailable, not shown broken, when
+ * the answering server has no link for it (the video file lives on another machine) or the
+ * link no longer gives a picture (expired, file removed).
+ */
+function MatchedFrame({ url, at }: { url: string | null; at: string }) {
+  const [failed, setFailed] = useState(false);
+  if (!url || failed) {
+    return <p className="id-preview-none id-muted">Preview unavailable</p>;
+  }
+  return <img className="id-preview" src={url} alt={`Matched frame at ${at}`} onError={() => setFailed(true)} />;
 }

@@ -20,7 +20,7 @@
 //! (connects again, creates and loads the collection if needed), so a node comes back by
 //! itself when Milvus does.
 use std::collections::HashSet;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::entries::{EntryIndex, Hit, IndexError, Probe, Section, Timeline, VideoEntries};
@@ -35,7 +35,8 @@ pub const FORMAT: u32 = 1;
 const META: usize = 3;
 /// The tiers' partitions.
 const TIERS: [usize; 3] = [0, 1, 2];
-/// How long a count of rows is reused (a node asks for it on every identify).
+/// How long a count of rows is reused before it is counted again (in the background: see
+/// [`MilvusIndex::len`]).
 const COUNT_FRESH: Duration = Duration::from_secs(2);
 /// Bytes one row holds in Milvus's memory (hash, id, owner, place, moment).
 pub const ROW_BYTES: u64 = 32 + 8 + 8 + 4 + 4;
@@ -53,19 +54,22 @@ fn unavailable(e: MilvusError) -> IndexError {
 }
 
 struct Counted {
+    /// When `rows` was counted (or the count failed); `None`: never, or a write here since.
     at: Option<Instant>,
     rows: u64,
+    /// A count runs in the background now.
+    refreshing: bool,
 }
 
 /// A Library (or another kind of entries) in a Milvus collection.
 pub struct MilvusIndex {
-    client: Milvus,
+    client: Arc<Milvus>,
     collection: String,
     /// The collection exists and is loaded (checked on first use, and again after a failure).
     ready: Mutex<bool>,
     /// The owners the catalog lists (`None`: not told yet, every owner counts).
     owners: RwLock<Option<HashSet<u32>>>,
-    counted: Mutex<Counted>,
+    counted: Arc<Mutex<Counted>>,
     /// Owners whose mark this process saw, complete and current. A mark is only written
     /// after the owner's rows, and a put or remove from here clears it; another node's
     /// re-index of the same owner writes a new mark of the same format.
@@ -82,11 +86,11 @@ impl MilvusIndex {
     /// is asked of the server yet: a node starts while Milvus is down and serves once it is up.
     pub fn open(url: &MilvusUrl, kind: &str) -> anyhow::Result<Self> {
         Ok(Self {
-            client: Milvus::new(url.clone(), url.timeout)?,
+            client: Arc::new(Milvus::new(url.clone(), url.timeout)?),
             collection: url.collection(kind),
             ready: Mutex::new(false),
             owners: RwLock::new(None),
-            counted: Mutex::new(Counted { at: None, rows: 0 }),
+            counted: Arc::new(Mutex::new(Counted { at: None, rows: 0, refreshing: false })),
             complete: Mutex::new(HashSet::new()),
             unfinished: Mutex::new(HashSet::new()),
         })
@@ -103,11 +107,21 @@ impl MilvusIndex {
     /// Creates and loads the collection if needed, and reads which index it has (for the
     /// searches' nprobe).
     fn ensure(&self) -> Result<(), IndexError> {
+        self.ensure_within(false)
+    }
+
+    /// [`Self::ensure`] for a writer, who may wait for the schema work
+    /// ([`crate::library::milvus::SCHEMA_BUDGET`]).
+    fn ensure_patiently(&self) -> Result<(), IndexError> {
+        self.ensure_within(true)
+    }
+
+    fn ensure_within(&self, patient: bool) -> Result<(), IndexError> {
         let mut ready = self.ready.lock().map_err(|_| IndexError::Unavailable("lock poisoned".into()))?;
         if *ready {
             return Ok(());
         }
-        self.client.ensure_collection(&self.collection).map_err(unavailable)?;
+        self.client.ensure_collection(&self.collection, patient).map_err(unavailable)?;
         self.follow_plan()?;
         *ready = true;
         Ok(())
@@ -141,7 +155,7 @@ impl MilvusIndex {
     /// clustered: [`IndexPlan::for_rows`]). The collection is released while the index is
     /// rebuilt, so this runs at the end of a bulk load from the command line, not per video.
     pub fn fit_index(&self) -> Result<IndexPlan, IndexError> {
-        self.ensure()?;
+        self.ensure_patiently()?;
         self.sweep();
         let rows = self.check(self.client.count(&self.collection))?;
         let want = IndexPlan::for_rows(rows, self.client.url().nprobe);
@@ -260,7 +274,7 @@ impl MilvusIndex {
 
     /// Writes an owner's rows: whatever it had deleted, its tiers, then its mark.
     fn write(&self, video: u32, entries: &VideoEntries<'_>) -> Result<(), IndexError> {
-        self.ensure()?;
+        self.ensure_patiently()?;
         self.forget(video);
         // Whatever the owner had, including the rows of a put cut short (no mark yet).
         self.check(self.client.delete_video(&self.collection, video))?;
@@ -339,12 +353,34 @@ impl EntryIndex for MilvusIndex {
         Ok(Some(Timeline::new(hashes, times, stills)))
     }
 
+    /// The rows over the tiers. Counted here only the first time and after a write from this
+    /// process; a count older than [`COUNT_FRESH`] is answered as it is while one thread counts
+    /// again, so a Milvus that hangs holds at most that thread, never the requests asking
+    /// (pages and the dashboard show the count). Down: the last count.
     fn len(&self) -> u64 {
-        match self.rows() {
-            Ok(n) => n,
-            // Down: the last count (the engine stays offered and answers 503, not "no engine").
-            Err(_) => self.counted.lock().map(|c| c.rows).unwrap_or(0),
+        let Ok(mut c) = self.counted.lock() else { return 0 };
+        let Some(at) = c.at else {
+            drop(c);
+            return self.rows().unwrap_or_else(|_| self.counted.lock().map(|c| c.rows).unwrap_or(0));
+        };
+        if at.elapsed() >= COUNT_FRESH && !c.refreshing {
+            c.refreshing = true;
+            let (client, collection, counted) = (self.client.clone(), self.collection.clone(), self.counted.clone());
+            let spawned = std::thread::Builder::new().name("milvus-count".into()).spawn(move || {
+                let rows = client.count_in(&collection, &TIERS);
+                if let Ok(mut c) = counted.lock() {
+                    c.refreshing = false;
+                    c.at = Some(Instant::now());
+                    if let Ok(rows) = rows {
+                        c.rows = rows;
+                    }
+                }
+            });
+            if spawned.is_err() {
+                c.refreshing = false;
+            }
         }
+        c.rows
     }
 
     fn put(&self, video: u32, entries: &VideoEntries<'_>) -> Result<(), IndexError> {
@@ -367,7 +403,7 @@ impl EntryIndex for MilvusIndex {
     }
 
     fn remove(&self, video: u32) -> Result<(), IndexError> {
-        self.ensure()?;
+        self.ensure_patiently()?;
         self.forget(video);
         let r = self.client.delete_video(&self.collection, video);
         self.check(r)?;
