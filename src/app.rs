@@ -102,7 +102,8 @@ pub async fn serve(config: Config) -> anyhow::Result<()> {
         tokio::spawn(async move {
             tokio::select! {
                 res = memory.refresh(&db, true) => match res {
-                    Ok(()) => tracing::info!(entries = memory.index().count(), "answer memory read"),
+                    Ok(()) if memory.is_shared() => tracing::info!("answer memory searched in the shared index"),
+                    Ok(()) => tracing::info!(entries = memory.index().len(), "answer memory read"),
                     Err(error) => tracing::warn!(%error, "the answer memory could not be read at start"),
                 },
                 _ = stop.cancelled() => {}

@@ -73,6 +73,14 @@ impl AppState {
             keys.preview,
             &config.library.index,
         )?);
+        // The answer memory asks the same kind of index as the Library: this node's own copy
+        // with the embedded index, the shared `{NAME}_memory` collection with Milvus.
+        let memory = Arc::new(match &config.library.index {
+            crate::library::index::backend::Backend::Local => crate::identify::memory::store::Memory::new(),
+            crate::library::index::backend::Backend::Milvus(url) => crate::identify::memory::store::Memory::shared(
+                Arc::new(crate::library::index::milvus::MilvusIndex::open(url, "memory")?),
+            ),
+        });
         let content = crate::services::content_version::Tracker::new(config.content_check);
         let engines = EngineRegistry::default();
         engines.register(Arc::new(
@@ -92,7 +100,7 @@ impl AppState {
             keys,
             admission,
             library,
-            memory: Arc::new(crate::identify::memory::store::Memory::new()),
+            memory,
             vapid: tokio::sync::OnceCell::new(),
             background: tokio_util::task::TaskTracker::new(),
         })))

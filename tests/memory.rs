@@ -409,6 +409,10 @@ async fn two_nodes_on_one_database_share_the_memory() {
         req.headers_mut().insert(header::ORIGIN, ORIGIN.parse().unwrap());
         node_b.clone().oneshot(req)
     };
+    // On the Library's Milvus pass both nodes search one `{NAME}_memory` collection; else each
+    // keeps its own copy of the rows.
+    let on_milvus = std::env::var("TEST_LIBRARY_INDEX").is_ok_and(|v| v == "milvus");
+    assert_eq!(app.state.memory.is_shared(), on_milvus);
     let still = scene();
     // Node B reads the memory once before anything is remembered (its copy starts empty).
     let before = on_b(&carl, Upload::image(jpeg(&frame_of(second_film(), 1.0), 85), "auto").request()).await.unwrap();

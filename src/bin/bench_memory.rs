@@ -307,7 +307,7 @@ fn main() -> anyhow::Result<()> {
     println!("| case | n | right answer | wrong title | no answer |\n|---|---|---|---|---|");
     let mut cases: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
     for q in &queries {
-        let found = candidates(&index, &q.probe);
+        let found = candidates(&index, &q.probe).expect("the embedded index answers");
         let answer = decide(&found, |id| title_of.get(id as usize).copied()).map(|n| title_of[n.memory_id as usize]);
         let e = cases.entry(q.case.clone()).or_default();
         e.0 += 1;
@@ -394,7 +394,7 @@ fn main() -> anyhow::Result<()> {
         let mut right = 0;
         for q in &positives_q {
             let t0 = Instant::now();
-            let found = candidates(&index, &q.probe);
+            let found = candidates(&index, &q.probe).expect("the embedded index answers");
             let answer = decide(&found, |id| title_of.get(id as usize).copied());
             ms.push(t0.elapsed().as_secs_f64() * 1000.0);
             if answer.map(|n| title_of[n.memory_id as usize]) == q.truth {

@@ -1,6 +1,11 @@
 //! The embedded memory index: every remembered hash of this node's copy of the memory, in
 //! RAM, scanned on all cores. It answers "entries within d bits of these hashes, in this
-//! section", the question the Library's index answers.
+//! section", the question the Library's index answers, and it is one of the implementations
+//! of the Library's seam ([`EntryIndex`]): the lookup asks the seam, so with an external
+//! engine configured the same lookup asks that engine's `{NAME}_memory` collection instead.
+//! Owners are remembered answers' ids; [`Section::Whole`] is the seam's `Frames` section and
+//! [`Section::Centre`] its `Crops` (what the Library keeps in them is alike: whole frames,
+//! and their centre windows).
 //!
 //! Hashes are kept split as the Library's segments keep them: the first 64-bit word of
 //! every entry contiguously (the 8 x 8 lowest frequencies, the bits a real match keeps
@@ -14,6 +19,7 @@ use rayon::prelude::*;
 
 use super::hashes::Section;
 use crate::library::hash::Hash;
+use crate::library::index::entries::{self, EntryIndex, IndexError, Probe, Timeline, VideoEntries};
 
 /// A first word further than this cannot belong to an entry we would accept. The accept
 /// thresholds ([`super::WHOLE_ACCEPT`], [`super::CENTRE_ACCEPT`]) leave at most that many bits
@@ -111,6 +117,91 @@ impl EmbeddedIndex {
     }
 }
 
+impl Section {
+    /// The seam's section this memory section is kept in (`None`: the memory has no such).
+    pub fn of(section: entries::Section) -> Option<Self> {
+        match section {
+            entries::Section::Frames => Some(Section::Whole),
+            entries::Section::Crops => Some(Section::Centre),
+            entries::Section::Upper => None,
+        }
+    }
+
+    pub fn entries(self) -> entries::Section {
+        match self {
+            Section::Whole => entries::Section::Frames,
+            Section::Centre => entries::Section::Crops,
+        }
+    }
+}
+
+impl EmbeddedIndex {
+    /// Forgets every entry of `owner`.
+    fn forget(&self, owner: i64) {
+        let mut s = self.sections.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for c in s.iter_mut() {
+            if !c.ids.contains(&owner) {
+                continue;
+            }
+            let keep: Vec<bool> = c.ids.iter().map(|&id| id != owner).collect();
+            let mut k = keep.iter();
+            c.first.retain(|_| *k.next().unwrap_or(&true));
+            let mut k = keep.iter();
+            c.rest.retain(|_| *k.next().unwrap_or(&true));
+            c.ids.retain(|&id| id != owner);
+        }
+    }
+}
+
+/// The seam over this index: no timelines (a remembered answer has no time), owners are
+/// remembered answers' ids.
+impl EntryIndex for EmbeddedIndex {
+    fn near(&self, probe: &Probe<'_>) -> Result<Vec<entries::Hit>, IndexError> {
+        let Some(section) = Section::of(probe.section) else { return Ok(Vec::new()) };
+        Ok(EmbeddedIndex::near(self, section, probe.hashes, probe.radius, probe.limit)
+            .into_iter()
+            .filter_map(|h| {
+                Some(entries::Hit {
+                    query: h.query as usize,
+                    video: u32::try_from(h.memory_id).ok()?,
+                    entry: 0,
+                    ms: 0,
+                    dist: h.dist,
+                })
+            })
+            .collect())
+    }
+
+    fn timeline(&self, _owner: u32, _section: entries::Section) -> Result<Option<Timeline>, IndexError> {
+        Ok(None)
+    }
+
+    fn len(&self) -> u64 {
+        self.count() as u64
+    }
+
+    fn put(&self, owner: u32, entries: &VideoEntries<'_>) -> Result<(), IndexError> {
+        let id = i64::from(owner);
+        self.forget(id);
+        let whole = entries.frames.iter().map(|&(h, _)| (id, Section::Whole, h));
+        self.add(whole.chain(entries.crops.iter().map(|&(h, _)| (id, Section::Centre, h))));
+        Ok(())
+    }
+
+    fn remove(&self, owner: u32) -> Result<(), IndexError> {
+        self.forget(i64::from(owner));
+        Ok(())
+    }
+
+    fn holds_current(&self, _owner: u32) -> bool {
+        true
+    }
+
+    fn bytes(&self) -> u64 {
+        self.count() as u64 * (32 + 8)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +218,28 @@ mod tests {
         assert_eq!(hits.iter().map(|h| (h.memory_id, h.dist)).collect::<Vec<_>>(), vec![(1, 0), (2, 4)]);
         assert_eq!(idx.near(Section::Whole, &[a], 3, 10).len(), 1);
         assert_eq!(idx.near(Section::Centre, &[b], 4, 10)[0].memory_id, 4);
+    }
+
+    #[test]
+    fn through_the_seam_owners_are_answers_and_a_put_replaces_what_an_owner_had() {
+        let idx = EmbeddedIndex::new();
+        let a: Hash = [0, 0, 0, 0];
+        let b: Hash = [0b11, 0, 0, 0];
+        let seam: &dyn EntryIndex = &idx;
+        seam.put(7, &VideoEntries { frames: &[(a, 0)], crops: &[(b, 0)], ..Default::default() }).unwrap();
+        seam.put(9, &VideoEntries { frames: &[(b, 0)], ..Default::default() }).unwrap();
+        assert_eq!(seam.len(), 3);
+        let probe = |section, hashes: &'static [Hash]| Probe { section, hashes, radius: 2, limit: 10, many: false };
+        let hits = seam.near(&probe(entries::Section::Frames, &[[0, 0, 0, 0]])).unwrap();
+        assert_eq!(hits.iter().map(|h| (h.video, h.dist)).collect::<Vec<_>>(), vec![(7, 0), (9, 2)]);
+        assert_eq!(seam.near(&probe(entries::Section::Crops, &[[0b11, 0, 0, 0]])).unwrap()[0].video, 7);
+        assert!(seam.near(&probe(entries::Section::Upper, &[[0, 0, 0, 0]])).unwrap().is_empty());
+        // Owner 7 again, with another picture: its old entries are gone.
+        seam.put(7, &VideoEntries { frames: &[([u64::MAX, 0, 0, 0], 0)], ..Default::default() }).unwrap();
+        assert_eq!(seam.len(), 2);
+        let hits = seam.near(&probe(entries::Section::Frames, &[[0, 0, 0, 0]])).unwrap();
+        assert_eq!(hits.iter().map(|h| h.video).collect::<Vec<_>>(), vec![9]);
+        seam.remove(9).unwrap();
+        assert!(seam.near(&probe(entries::Section::Frames, &[[0, 0, 0, 0]])).unwrap().is_empty());
     }
 }

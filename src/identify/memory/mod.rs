@@ -5,10 +5,13 @@
 //! engine, an upload close to a remembered answer is answered from memory (no engine call).
 //!
 //! - [`hashes`]: what a sample is remembered and looked up by (the Library's frame hash).
-//! - [`index`]: the embedded index, every remembered hash in RAM.
+//! - [`index`]: the embedded index, every remembered hash in RAM; the lookup asks it through
+//!   the Library's seam (`library::index::entries::EntryIndex`).
 //! - [`store`]: the rows (`remembered_answers`, `remembered_hashes`), the database every
-//!   node shares being the memory's source of truth; each node's index reads the rows it has
-//!   not seen at most every [`REFRESH_EVERY`].
+//!   node shares being the memory's source of truth; each node's embedded index reads the
+//!   rows it has not seen at most every [`REFRESH_EVERY`]. With the Library on Milvus
+//!   (`REELFIND_LIBRARY_INDEX=milvus://...`) the hashes are written to the `{NAME}_memory`
+//!   collection every node searches instead, and no node keeps a copy.
 //! - `services::feedback`: the people's votes and the corrections rule that change what is
 //!   remembered.
 //!
@@ -25,6 +28,8 @@ use std::time::Duration;
 
 pub use hashes::{Probe, Section};
 pub use index::EmbeddedIndex;
+
+use crate::library::index::entries::{self, EntryIndex, IndexError};
 
 /// A whole-picture hit within this many bits (of 256) is the same picture.
 pub const WHOLE_ACCEPT: u32 = 48;
@@ -54,16 +59,22 @@ pub struct Near {
 /// The remembered answers `probe` is close to, best first: a still by its best hit (whole
 /// pictures first; the centre windows only when no whole picture is close), a clip by the
 /// answers at least two of its pictures found (one, for a clip of one usable picture).
-pub fn candidates(index: &EmbeddedIndex, probe: &Probe) -> Vec<Near> {
+/// `index` is the seam the Library's searches ask too: this node's [`EmbeddedIndex`], or the
+/// external engine's memory collection.
+pub fn candidates(index: &dyn EntryIndex, probe: &Probe) -> Result<Vec<Near>, IndexError> {
+    let near = |section: Section, hashes: &[crate::library::hash::Hash], radius: u32| {
+        let probe = entries::Probe { section: section.entries(), hashes, radius, limit: HIT_CAP, many: false };
+        index.near(&probe)
+    };
     let mut found: HashMap<i64, (u32, u32, usize)> = HashMap::new(); // id -> (best, sum, pictures)
     for pic in &probe.pictures {
         let mut best: HashMap<i64, u32> = HashMap::new();
-        for h in index.near(Section::Whole, &pic.frame_queries, WHOLE_ACCEPT, HIT_CAP) {
-            best.entry(h.memory_id).and_modify(|d| *d = (*d).min(h.dist)).or_insert(h.dist);
+        for h in near(Section::Whole, &pic.frame_queries, WHOLE_ACCEPT)? {
+            best.entry(i64::from(h.video)).and_modify(|d| *d = (*d).min(h.dist)).or_insert(h.dist);
         }
         if best.is_empty() && !pic.crop_queries.is_empty() {
-            for h in index.near(Section::Centre, &pic.crop_queries, CENTRE_ACCEPT, HIT_CAP) {
-                best.entry(h.memory_id).and_modify(|d| *d = (*d).min(h.dist)).or_insert(h.dist);
+            for h in near(Section::Centre, &pic.crop_queries, CENTRE_ACCEPT)? {
+                best.entry(i64::from(h.video)).and_modify(|d| *d = (*d).min(h.dist)).or_insert(h.dist);
             }
         }
         for (id, d) in best {
@@ -84,7 +95,7 @@ pub fn candidates(index: &EmbeddedIndex, probe: &Probe) -> Vec<Near> {
         })
         .collect();
     out.sort_by_key(|n| (std::cmp::Reverse(n.pictures), n.dist, n.memory_id));
-    out
+    Ok(out)
 }
 
 /// The answer the memory gives for `candidates`, given each one's title (`key_of`): the best

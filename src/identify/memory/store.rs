@@ -1,13 +1,17 @@
-//! The memory's rows and this node's copy of them.
+//! The memory's rows and where their hashes are searched.
 //!
-//! The database is the source of truth every node shares. Each node's [`Memory`] holds an
-//! [`EmbeddedIndex`] of every remembered hash and reads the rows it has not seen before a
-//! lookup, at most every [`REFRESH_EVERY`](super::REFRESH_EVERY): rows after the highest id
-//! it holds, and (ids are drawn before a transaction commits, so a row can appear below that
-//! id) the rows of the last minute it does not hold yet. Hash rows are only ever added; what
-//! an answer says (its title, its standing) is read from its row when it is found, so a
-//! correction made on one node holds on every node at once.
+//! The database is the source of truth every node shares. By default each node's [`Memory`]
+//! holds an [`EmbeddedIndex`] of every remembered hash and reads the rows it has not seen
+//! before a lookup, at most every [`REFRESH_EVERY`](super::REFRESH_EVERY): rows after the
+//! highest id it holds, and (ids are drawn before a transaction commits, so a row can appear
+//! below that id) the rows of the last minute it does not hold yet. With an external index
+//! ([`Memory::shared`]: the Library's Milvus, collection `{NAME}_memory`) the node that
+//! remembers an answer writes its hashes there and every node searches it; no node keeps a
+//! copy or reads the hash rows. Hash rows are only ever added; what an answer says (its
+//! title, its standing) is read from its row when it is found, so a correction made on one
+//! node holds on every node at once.
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{DateTime, Utc};
@@ -17,6 +21,8 @@ use super::hashes::{Probe, Section};
 use super::index::EmbeddedIndex;
 use super::{Near, REFRESH_EVERY, candidates, decide};
 use crate::entities::{remembered_answer, remembered_hash};
+use crate::library::hash::Hash;
+use crate::library::index::entries::{EntryIndex, IndexError, VideoEntries};
 
 /// Indexes smaller than this are scanned on the request's own thread.
 const INLINE_SCAN: usize = 20_000;
@@ -60,11 +66,28 @@ struct Sync {
     last: Option<Instant>,
 }
 
-/// This node's copy of the memory.
-#[derive(Default)]
+/// What reading or writing the memory can fail on.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    #[error(transparent)]
+    Db(#[from] sea_orm::DbErr),
+    #[error("the memory's index: {0}")]
+    Index(#[from] IndexError),
+}
+
+/// The answer memory as this node sees it: the rows, and the index its lookups ask.
 pub struct Memory {
-    index: std::sync::Arc<EmbeddedIndex>,
+    /// What the lookups ask (the seam): `embedded`, or the external engine's collection.
+    index: Arc<dyn EntryIndex>,
+    /// This node's own copy, kept in step with the rows; `None` when the index is shared.
+    embedded: Option<Arc<EmbeddedIndex>>,
     sync: tokio::sync::Mutex<Sync>,
+}
+
+impl Default for Memory {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 fn hash_of(r: &remembered_hash::Model) -> [u64; 4] {
@@ -72,18 +95,32 @@ fn hash_of(r: &remembered_hash::Model) -> [u64; 4] {
 }
 
 impl Memory {
+    /// A memory searched in this node's own copy ([`EmbeddedIndex`]).
     pub fn new() -> Self {
-        Self::default()
+        let embedded = Arc::new(EmbeddedIndex::new());
+        Self { index: embedded.clone(), embedded: Some(embedded), sync: Default::default() }
     }
 
-    /// The index (for the benchmark and tests).
-    pub fn index(&self) -> &EmbeddedIndex {
-        &self.index
+    /// A memory searched in `index`, which every node shares and writes to (an external
+    /// engine's collection): nothing is copied to this node.
+    pub fn shared(index: Arc<dyn EntryIndex>) -> Self {
+        Self { index, embedded: None, sync: Default::default() }
     }
 
-    /// Reads the hash rows this node has not seen, if the last reading is older than
-    /// [`REFRESH_EVERY`] (or `force`).
+    /// What the lookups ask (for the benchmark, tests and the start-up log).
+    pub fn index(&self) -> &dyn EntryIndex {
+        self.index.as_ref()
+    }
+
+    /// Whether the index is an external one every node shares.
+    pub fn is_shared(&self) -> bool {
+        self.embedded.is_none()
+    }
+
+    /// Reads the hash rows this node has not seen into its own copy, if the last reading is
+    /// older than [`REFRESH_EVERY`] (or `force`). Nothing to do with a shared index.
     pub async fn refresh(&self, db: &impl ConnectionTrait, force: bool) -> Result<(), sea_orm::DbErr> {
+        let Some(embedded) = &self.embedded else { return Ok(()) };
         let mut s = self.sync.lock().await;
         if !force && s.last.is_some_and(|t| t.elapsed() < REFRESH_EVERY) {
             return Ok(());
@@ -121,26 +158,28 @@ impl Memory {
                 break;
             }
         }
-        self.index.add(add.iter().filter_map(|r| Some((r.memory_id, Section::from_i16(r.section)?, hash_of(r)))));
+        embedded.add(add.iter().filter_map(|r| Some((r.memory_id, Section::from_i16(r.section)?, hash_of(r)))));
         s.last = Some(Instant::now());
         Ok(())
     }
 
     /// What the memory says about `probe`.
-    pub async fn recall(&self, db: &impl ConnectionTrait, probe: &Probe) -> Result<Recall, sea_orm::DbErr> {
+    pub async fn recall(&self, db: &impl ConnectionTrait, probe: &Probe) -> Result<Recall, MemoryError> {
         if probe.pictures.is_empty() {
             return Ok(Recall::default());
         }
         self.refresh(db, false).await?;
-        // A large index is scanned on the blocking pool (a scan of 10^6 answers takes
-        // milliseconds of every core); a small one at once.
-        let found: Vec<Near> = if self.index.count() < INLINE_SCAN {
-            candidates(&self.index, probe)
-        } else {
-            let (index, probe) = (self.index.clone(), probe.clone());
-            tokio::task::spawn_blocking(move || candidates(&index, &probe))
-                .await
-                .map_err(|e| sea_orm::DbErr::Custom(format!("memory scan: {e}")))?
+        // A small copy of our own is scanned at once; a large one (a scan of 10^6 answers
+        // takes milliseconds of every core) and an external engine (the network) on the
+        // blocking pool.
+        let found: Vec<Near> = match &self.embedded {
+            Some(own) if own.count() < INLINE_SCAN => candidates(own.as_ref(), probe)?,
+            _ => {
+                let (index, probe) = (self.index.clone(), probe.clone());
+                tokio::task::spawn_blocking(move || candidates(index.as_ref(), &probe))
+                    .await
+                    .map_err(|e| IndexError::Storage(format!("memory scan: {e}")))??
+            }
         };
         if found.is_empty() {
             return Ok(Recall::default());
@@ -167,7 +206,7 @@ impl Memory {
         db: &impl ConnectionTrait,
         probe: &Probe,
         answer: NewAnswer,
-    ) -> Result<Option<i64>, sea_orm::DbErr> {
+    ) -> Result<Option<i64>, MemoryError> {
         if probe.pictures.is_empty() {
             return Ok(None);
         }
@@ -209,8 +248,30 @@ impl Memory {
             })
             .collect();
         remembered_hash::Entity::insert_many(models).exec(db).await?;
-        // This node holds its own answer at once; the others at their next refresh.
-        self.refresh(db, true).await?;
+        if self.embedded.is_some() {
+            // This node holds its own answer at once; the others at their next refresh.
+            self.refresh(db, true).await?;
+        } else {
+            // Every node searches the shared index: the answer is written there (the rows
+            // stay the record; an answer whose write failed is not found by the memory, and
+            // the engines are asked for that scene again).
+            self.put_shared(row.id, probe).await?;
+        }
         Ok(Some(row.id))
+    }
+
+    /// Writes an answer's hashes to the shared index (owner: the answer's id).
+    async fn put_shared(&self, id: i64, probe: &Probe) -> Result<(), MemoryError> {
+        let owner =
+            u32::try_from(id).map_err(|_| IndexError::Storage(format!("answer id {id} past the index's owners")))?;
+        let whole: Vec<(Hash, u32)> = probe.pictures.iter().map(|p| (p.whole, 0)).collect();
+        let centre: Vec<(Hash, u32)> = probe.pictures.iter().map(|p| (p.centre, 0)).collect();
+        let index = self.index.clone();
+        tokio::task::spawn_blocking(move || {
+            index.put(owner, &VideoEntries { frames: &whole, crops: &centre, ..Default::default() })
+        })
+        .await
+        .map_err(|e| IndexError::Storage(format!("memory write: {e}")))??;
+        Ok(())
     }
 }

@@ -59,6 +59,8 @@ struct Counted {
     rows: u64,
     /// A count runs in the background now.
     refreshing: bool,
+    /// Bumped by every write from this process: a count begun before one is not kept.
+    writes: u64,
 }
 
 /// A Library (or another kind of entries) in a Milvus collection.
@@ -90,7 +92,7 @@ impl MilvusIndex {
             collection: url.collection(kind),
             ready: Mutex::new(false),
             owners: RwLock::new(None),
-            counted: Arc::new(Mutex::new(Counted { at: None, rows: 0, refreshing: false })),
+            counted: Arc::new(Mutex::new(Counted { at: None, rows: 0, refreshing: false, writes: 0 })),
             complete: Mutex::new(HashSet::new()),
             unfinished: Mutex::new(HashSet::new()),
         })
@@ -199,6 +201,7 @@ impl MilvusIndex {
         }
         if let Ok(mut c) = self.counted.lock() {
             c.at = None;
+            c.writes += 1;
         }
     }
 
@@ -209,13 +212,16 @@ impl MilvusIndex {
         {
             return Ok(c.rows);
         }
+        let writes = self.counted.lock().map(|c| c.writes).unwrap_or(0);
         let counted = self.ensure().and_then(|()| {
             let r = self.client.count_in(&self.collection, &TIERS);
             self.check(r)
         });
         // A failure is remembered as long as a count (the last count stands meanwhile): a
         // server that does not answer is not asked again on every request.
-        if let Ok(mut c) = self.counted.lock() {
+        if let Ok(mut c) = self.counted.lock()
+            && c.writes == writes
+        {
             c.at = Some(Instant::now());
             if let Ok(rows) = counted {
                 c.rows = rows;
@@ -365,11 +371,16 @@ impl EntryIndex for MilvusIndex {
         };
         if at.elapsed() >= COUNT_FRESH && !c.refreshing {
             c.refreshing = true;
+            let writes = c.writes;
             let (client, collection, counted) = (self.client.clone(), self.collection.clone(), self.counted.clone());
             let spawned = std::thread::Builder::new().name("milvus-count".into()).spawn(move || {
                 let rows = client.count_in(&collection, &TIERS);
                 if let Ok(mut c) = counted.lock() {
                     c.refreshing = false;
+                    if c.writes != writes {
+                        // A write from here since the count began: the next call counts afresh.
+                        return;
+                    }
                     c.at = Some(Instant::now());
                     if let Ok(rows) = rows {
                         c.rows = rows;
@@ -398,6 +409,7 @@ impl EntryIndex for MilvusIndex {
         }
         if let Ok(mut c) = self.counted.lock() {
             c.at = None;
+            c.writes += 1;
         }
         Ok(())
     }
