@@ -391,6 +391,71 @@ async fn an_app_on_milvus_indexes_and_identifies_as_one_on_the_embedded_index_do
     }
 }
 
+/// `library migrate --to`: a local index copied to Milvus answers as it did; run again it
+/// copies nothing; a copy cut short (one video's rows gone) is finished by running it again;
+/// and the way back to segment files works the same.
+#[tokio::test]
+async fn a_local_index_moves_to_milvus_and_back_with_one_command() {
+    use reelfind::library::LibraryIndex;
+    use reelfind::library::index::backend::Backend;
+    let Some(addr) = testing::shared() else { return };
+    let local = TestApp::with_env([("REELFIND_LIBRARY_INDEX", "local")]).await;
+    let folder = two_films_folder();
+    let lib = local.state.library.clone();
+    let path = folder.path().to_path_buf();
+    let report = tokio::task::spawn_blocking(move || lib.add_paths(&[path], &mut Quiet)).await.unwrap();
+    assert_eq!((report.added, report.failed.len()), (2, 0), "{report:?}");
+    let dir = local.state.library.dir().to_path_buf();
+    let milvus: Backend = format!("milvus://{addr}/{}?timeout=30", testing::unique_name("move")).parse().unwrap();
+
+    let migrate = |from: std::sync::Arc<LibraryIndex>, to: Backend| {
+        tokio::task::spawn_blocking(move || from.migrate_to(&to, |_, _, _| {}).unwrap())
+    };
+    let report = migrate(local.state.library.clone(), milvus.clone()).await.unwrap();
+    assert_eq!((report.copied, report.already, report.missing.len()), (2, 0, 0), "{report:?}");
+    assert_eq!(report.entries, local.state.library.frame_count());
+    let again = migrate(local.state.library.clone(), milvus.clone()).await.unwrap();
+    assert_eq!((again.copied, again.already, again.entries), (0, 2, 0), "{again:?}");
+
+    // The same library folder served from Milvus: the same entries, the same answer.
+    let (d, b) = (dir.clone(), milvus.clone());
+    let on_milvus =
+        std::sync::Arc::new(tokio::task::spawn_blocking(move || LibraryIndex::open_on(d, &b).unwrap()).await.unwrap());
+    let (m, l) = (on_milvus.clone(), local.state.library.clone());
+    let (counted, expected) = tokio::task::spawn_blocking(move || (m.frame_count(), l.frame_count())).await.unwrap();
+    assert_eq!(counted, expected);
+    let video = folder.path().join("big-buck-bunny.mp4");
+    let img = image::load_from_memory(&frame_jpeg(&video, 2.6, &folder.path().join("q.jpg"))).unwrap();
+    let search = |lib: std::sync::Arc<LibraryIndex>, img: image::DynamicImage| {
+        tokio::task::spawn_blocking(move || lib.search_image(&img).unwrap().best.expect("found"))
+    };
+    let (x, y) = (
+        search(on_milvus.clone(), img.clone()).await.unwrap(),
+        search(local.state.library.clone(), img.clone()).await.unwrap(),
+    );
+    assert_eq!((x.title.as_str(), x.at, x.from, x.to, x.tier), (y.title.as_str(), y.at, y.from, y.to, y.tier));
+
+    // Cut short: one video's rows gone from Milvus. The next run copies that one only.
+    let gone = on_milvus.list()[0].id;
+    let m = on_milvus.clone();
+    tokio::task::spawn_blocking(move || m.milvus().unwrap().remove(gone).unwrap()).await.unwrap();
+    let resumed = migrate(local.state.library.clone(), milvus.clone()).await.unwrap();
+    assert_eq!((resumed.copied, resumed.already), (1, 1), "{resumed:?}");
+
+    // And back: with the segment files gone, Milvus gives them back as they were.
+    std::fs::remove_dir_all(dir.join("segments")).unwrap();
+    let back = migrate(on_milvus.clone(), Backend::Local).await.unwrap();
+    assert_eq!((back.copied, back.missing.len()), (2, 0), "{back:?}");
+    let (d, b) = (dir.clone(), Backend::Local);
+    let on_disk =
+        std::sync::Arc::new(tokio::task::spawn_blocking(move || LibraryIndex::open_on(d, &b).unwrap()).await.unwrap());
+    let z = search(on_disk.clone(), img).await.unwrap();
+    assert_eq!((z.title.as_str(), z.at, z.from, z.to, z.tier), (y.title.as_str(), y.at, y.from, y.to, y.tier));
+    assert_eq!(tokio::task::spawn_blocking(move || on_disk.frame_count()).await.unwrap(), expected);
+    let m = on_milvus.clone();
+    tokio::task::spawn_blocking(move || m.milvus().unwrap().drop_all().unwrap()).await.unwrap();
+}
+
 /// Asks `/readyz` until it says ready (at most 240 times, half a second apart).
 async fn wait_ready(app: &TestApp) -> bool {
     for _ in 0..240 {

@@ -1,4 +1,4 @@
-//! `reelfind library add|list|remove|search|edit`: the operator's side of the library.
+//! `reelfind library add|list|remove|search|migrate|edit`: the operator's side of the library.
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
@@ -30,6 +30,13 @@ pub enum LibraryCommand {
         file: PathBuf,
         #[arg(long)]
         json: bool,
+    },
+    /// Copy the index to another backend (`milvus://HOST:PORT/NAME`, or `local`) from the one
+    /// REELFIND_LIBRARY_INDEX names; run it again to finish one cut short. Then point
+    /// REELFIND_LIBRARY_INDEX at the destination on every node.
+    Migrate {
+        #[arg(long, value_name = "INDEX")]
+        to: String,
     },
     /// Correct a video's title, year, season and episode.
     Edit {
@@ -114,6 +121,36 @@ fn run_blocking(cmd: LibraryCommand, dir: &Path, backend: &super::index::backend
                 let plan = m.fit_index()?;
                 println!("{}: {} entries, {}", index.backend(), index.frame_count(), plan.name());
             }
+            Ok(())
+        }
+        LibraryCommand::Migrate { to } => {
+            let to: super::index::backend::Backend = to.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+            let bar = ProgressBar::new(0);
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} videos  {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let report = index.migrate_to(&to, |done, all, title| {
+                bar.set_length(all as u64);
+                bar.set_position(done as u64);
+                bar.set_message(title.to_owned());
+            })?;
+            bar.finish_and_clear();
+            println!(
+                "{} -> {to}: {} copied ({} entries), {} already there, {} not in the index",
+                index.backend(),
+                report.copied,
+                report.entries,
+                report.already,
+                report.missing.len()
+            );
+            for id in &report.missing {
+                eprintln!(
+                    "video {id} has no entries in {}: index it again with `reelfind library add`",
+                    index.backend()
+                );
+            }
+            println!("Now set REELFIND_LIBRARY_INDEX={to} on every node (and for these commands).");
             Ok(())
         }
         LibraryCommand::List { json } => {

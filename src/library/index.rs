@@ -6,6 +6,7 @@
 pub mod backend;
 pub mod entries;
 pub mod mapped;
+pub mod migrate;
 pub mod milvus;
 
 use std::collections::HashMap;
