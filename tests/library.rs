@@ -269,8 +269,8 @@ async fn a_clip_centred_over_a_mirror_fill_is_found() {
 /// A phone's video of a screen in a room (a dark bezel, a wall, the camera tilted, a lamp's
 /// glare, the camera's moiré, blur and noise). The demo film's large calm shapes survive
 /// even the squeeze to the frame square, so any clip tier may answer here (on real footage
-/// it is mostly the screens of `insets`: README, "Eleventh round"); the window test below
-/// is the one only `insets` passes.
+/// it is mostly the screens of `insets`: `src/library/README.md`, "What happens to a clip, in
+/// order"); the window test below is the one only `insets` passes.
 #[tokio::test]
 async fn a_phone_video_of_a_screen_in_a_room_is_found() {
     let m = find_cut(
