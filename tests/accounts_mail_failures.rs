@@ -236,18 +236,24 @@ async fn resend_and_reset_without_mail_answer_as_usual_and_keep_the_earlier_link
     }
 }
 
+/// An app whose mail goes to `localhost:port` with TLS required, trusting the certificate
+/// `ca_pem` (written to a file the returned folder holds) or only the system's roots.
+async fn app_requiring_tls(port: u16, ca_pem: Option<&str>) -> (TestApp, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut env =
+        vec![("SMTP_URL", format!("smtp://localhost:{port}?tls=required")), ("SMTP_TIMEOUT_SECS", "30".to_owned())];
+    if let Some(pem) = ca_pem {
+        let ca = dir.path().join("mail-ca.pem");
+        std::fs::write(&ca, pem).unwrap();
+        env.push(("SMTP_CA_FILE", ca.display().to_string()));
+    }
+    (TestApp::with_env(env).await, dir)
+}
+
 #[tokio::test]
 async fn a_required_starttls_is_negotiated_with_a_trusted_certificate() {
     let (port, pem, mut inbox) = starttls_server(true).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("mail-ca.pem");
-    std::fs::write(&ca, &pem).unwrap();
-    let app = TestApp::with_env([
-        ("SMTP_URL", format!("smtp://localhost:{port}?tls=required")),
-        ("SMTP_CA_FILE", ca.display().to_string()),
-        ("SMTP_TIMEOUT_SECS", "30".to_owned()),
-    ])
-    .await;
+    let (app, _ca) = app_requiring_tls(port, Some(&pem)).await;
     let res = within("sign-up", app.register("tess", "secret123")).await;
     assert_eq!(res.status, 201, "{}", res.text());
     let mail = within("the mail", inbox.recv()).await.expect("a mail");
@@ -260,15 +266,7 @@ async fn a_required_starttls_is_negotiated_with_a_trusted_certificate() {
 async fn without_starttls_or_with_an_untrusted_certificate_no_mail_goes_out() {
     // The server does not offer STARTTLS: required TLS means no mail, and no account.
     let (port, pem, mut inbox) = starttls_server(false).await;
-    let dir = tempfile::tempdir().unwrap();
-    let ca = dir.path().join("mail-ca.pem");
-    std::fs::write(&ca, &pem).unwrap();
-    let app = TestApp::with_env([
-        ("SMTP_URL", format!("smtp://localhost:{port}?tls=required")),
-        ("SMTP_CA_FILE", ca.display().to_string()),
-        ("SMTP_TIMEOUT_SECS", "30".to_owned()),
-    ])
-    .await;
+    let (app, _ca) = app_requiring_tls(port, Some(&pem)).await;
     let res = within("sign-up", app.register("tess", "secret123")).await;
     assert_eq!(res.status, 503, "{}", res.text());
     assert_eq!(user::Entity::find().count(&app.db).await.unwrap(), 0);
@@ -276,11 +274,7 @@ async fn without_starttls_or_with_an_untrusted_certificate_no_mail_goes_out() {
 
     // It offers STARTTLS, but its certificate is not one the app trusts.
     let (port, _pem, mut inbox) = starttls_server(true).await;
-    let app = TestApp::with_env([
-        ("SMTP_URL", format!("smtp://localhost:{port}?tls=required")),
-        ("SMTP_TIMEOUT_SECS", "30".to_owned()),
-    ])
-    .await;
+    let (app, _ca) = app_requiring_tls(port, None).await;
     let res = within("sign-up", app.register("tess", "secret123")).await;
     assert_eq!(res.status, 503, "{}", res.text());
     assert_eq!(user::Entity::find().count(&app.db).await.unwrap(), 0);

@@ -116,7 +116,10 @@ pub async fn migrated_pg_database(admin_url: &str) -> PgDatabase {
             name
         })
         .await;
-    create_pg_database(admin_url, Some(template)).await
+    let admin = reelfind::db::connect(admin_url).await.expect("postgres admin connection");
+    let db = create_pg_database(&admin, admin_url, Some(template)).await;
+    admin.close().await.ok();
+    db
 }
 
 /// Where a test's database lives (see [`DbKind::for_races`]).
@@ -256,18 +259,17 @@ pub async fn empty_pg_database(admin_url: &str) -> PgDatabase {
             }
         })
         .await;
+    let db = create_pg_database(&admin, admin_url, None).await;
     admin.close().await.ok();
-    create_pg_database(admin_url, None).await
+    db
 }
 
-/// A new database on the server of `admin_url` (a copy of `template`, else empty).
-async fn create_pg_database(admin_url: &str, template: Option<&str>) -> PgDatabase {
-    let admin = reelfind::db::connect(admin_url).await.expect("postgres admin connection");
+/// A new database on the server `admin` is connected to (a copy of `template`, else empty).
+async fn create_pg_database(admin: &DatabaseConnection, admin_url: &str, template: Option<&str>) -> PgDatabase {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let name = format!("reelfind_t_{now}_{}", uuid::Uuid::new_v4().simple());
     let copy = template.map(|t| format!(" TEMPLATE \"{t}\"")).unwrap_or_default();
     admin.execute_unprepared(&format!("CREATE DATABASE \"{name}\"{copy}")).await.expect("create database");
-    admin.close().await.ok();
     let mut url = url::Url::parse(admin_url).expect("TEST_DATABASE_URL");
     url.set_path(&format!("/{name}"));
     PgDatabase { url: url.to_string(), name, admin_url: admin_url.to_owned() }
