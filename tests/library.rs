@@ -11,9 +11,62 @@ pub fn demo_clip() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demo/big-buck-bunny.mp4")
 }
 
+/// Runs ffmpeg with `args`, whose last one is the file it writes.
+///
+/// What the tests render is kept under cargo's temporary folder for tests, named by what made
+/// it: the arguments, with each input file named by a hash of its bytes (a copy of the demo
+/// clip in a test's own folder is the same input), the output by its extension, and ffmpeg's
+/// version. The same render asked again (by another test, or by the next pass of a CI run) is
+/// a copy of the kept file: rendering is most of what the Library's tests cost (one phone
+/// video of a screen is a minute of CPU), and the engine under test reads the same bytes
+/// either way.
 pub fn ffmpeg(args: &[&str]) {
+    let (output, inputs) = args.split_last().expect("ffmpeg is given its output");
+    let kept = render_cache().join(render_key(inputs, output));
+    if std::fs::copy(&kept, output).is_ok() {
+        return;
+    }
     let out = Command::new("ffmpeg").args(["-nostdin", "-v", "error", "-y"]).args(args).output().expect("ffmpeg runs");
     assert!(out.status.success(), "ffmpeg {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    // Kept under a name of its own first and then renamed: two tests rendering the same
+    // picture at once each keep a whole file.
+    let part = kept.with_extension(format!("part-{}", uuid::Uuid::new_v4()));
+    if std::fs::copy(output, &part).is_ok() {
+        let _ = std::fs::rename(&part, &kept);
+    }
+}
+
+fn render_cache() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ffmpeg-renders");
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+}
+
+/// The name a render is kept under (see [`ffmpeg`]).
+fn render_key(inputs: &[&str], output: &str) -> String {
+    use sha2::{Digest, Sha256};
+    static VERSION: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    let version = VERSION.get_or_init(|| Command::new("ffmpeg").arg("-version").output().expect("ffmpeg runs").stdout);
+    let mut key = Sha256::new();
+    key.update(version);
+    for arg in inputs {
+        let path = Path::new(arg);
+        match path.is_file().then(|| std::fs::read(path)) {
+            Some(Ok(bytes)) => {
+                key.update(b"\0file\0");
+                key.update(Sha256::digest(&bytes));
+            }
+            _ => {
+                key.update(b"\0arg\0");
+                key.update(arg.as_bytes());
+            }
+        }
+    }
+    let ext = Path::new(output).extension().and_then(|e| e.to_str()).unwrap_or("out");
+    format!("{}.{ext}", hex::encode(key.finalize()))
 }
 
 /// Writes a 4 s silent test-pattern video (ffmpeg's `testsrc2`) to `out`.
