@@ -40,12 +40,12 @@ pub fn build_router(state: AppState) -> Router {
         // pages (they carry the person's name too).
         .layer(axum::middleware::from_fn(routes::cache::page_cache_rule))
         // Session before the error pages (they show who is signed in); Origin check first of all.
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::session_layer))
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::auth::origin_guard))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::auth::session_layer))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::auth::origin_guard))
         // CORS for keyed API requests from origins the admin allows (answers their preflights).
-        .layer(crate::api_keys::cors_layer(state.clone()))
+        .layer(crate::middleware::api_keys::cors_layer(state.clone()))
         // A script nonce for the page (and its error page), CSP on HTML, HSTS behind https.
-        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::csp::csp_layer))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::csp::csp_layer))
         .layer(security_headers)
         // Inside compression: it reads the framework's (uncompressed) refusal text.
         .layer(axum::middleware::from_fn(routes::errors::api_errors))

@@ -189,7 +189,7 @@ async fn sign_up_without_mail_is_refused_clearly_and_leaves_no_account() {
             assert_eq!(res.json()["error"], reelfind::routes::api::accounts::MAIL_FAILED, "{kind:?}");
             assert_eq!(res.json()["code"], "service_unavailable", "{kind:?}");
             assert!(res.header("retry-after").is_some(), "{kind:?}");
-            assert!(app.cookie(reelfind::auth::SESSION_COOKIE).is_none(), "{kind:?}: not signed in");
+            assert!(app.cookie(reelfind::middleware::auth::SESSION_COOKIE).is_none(), "{kind:?}: not signed in");
             // Nothing half-written: no account, no token, and the second attempt is not told
             // the name is taken.
             assert_eq!(user::Entity::find().count(&app.db).await.unwrap(), 0, "{kind:?}");

@@ -282,14 +282,14 @@ async fn stored_identification(app: &TestApp, owner: &Person, title: &str) -> St
 
 /// An administrator (signed in through the login route) as a [`Person`] of the test.
 async fn admin_person(app: &TestApp, username: &str) -> Person {
-    let before = app.cookie(reelfind::auth::SESSION_COOKIE);
+    let before = app.cookie(reelfind::middleware::auth::SESSION_COOKIE);
     app.clear_cookies();
     app.admin(username).await;
     let me = app.get("/api/user").await.json();
     let person = app.person_from_jar(username, me["id"].as_i64().unwrap());
     app.clear_cookies();
     if let Some(s) = before {
-        app.set_cookie(reelfind::auth::SESSION_COOKIE, &s);
+        app.set_cookie(reelfind::middleware::auth::SESSION_COOKIE, &s);
     }
     person
 }
@@ -327,13 +327,13 @@ async fn every_admin_operation_refuses_guests_people_and_keys() {
     assert_eq!(res.status, 201, "{}", res.text());
     let testimonial = res.json()["id"].as_i64().unwrap();
     let (person_key_id, person_key) = {
-        app.set_cookie(reelfind::auth::SESSION_COOKIE, &olivia.session());
+        app.set_cookie(reelfind::middleware::auth::SESSION_COOKIE, &olivia.session());
         let k = new_key(&app, "olivia's script").await;
         app.clear_cookies();
         k
     };
     let admin_key = {
-        app.set_cookie(reelfind::auth::SESSION_COOKIE, &admin.session());
+        app.set_cookie(reelfind::middleware::auth::SESSION_COOKIE, &admin.session());
         let (_, k) = new_key(&app, "root's script").await;
         app.clear_cookies();
         k
@@ -444,7 +444,7 @@ async fn every_operation_on_a_persons_things_refuses_a_second_person() {
     .await;
     assert!(res.status.is_success(), "{}", res.text());
     let item = res.json()["id"].as_i64().expect("the item's id");
-    app.set_cookie(reelfind::auth::SESSION_COOKIE, &olivia.session());
+    app.set_cookie(reelfind::middleware::auth::SESSION_COOKIE, &olivia.session());
     let (key_id, key) = new_key(&app, "olivia's script").await;
     app.clear_cookies();
     let endpoint = "https://push.example/device/olivia";
@@ -548,8 +548,8 @@ async fn every_operation_on_a_persons_things_refuses_a_second_person() {
         }
         checked += 1;
         // Mallory's API key reaches no further where keys are allowed.
-        if reelfind::api_keys::keyed_route(&o.method, &t.path) {
-            app.set_cookie(reelfind::auth::SESSION_COOKIE, &mallory.session());
+        if reelfind::middleware::api_keys::keyed_route(&o.method, &t.path) {
+            app.set_cookie(reelfind::middleware::auth::SESSION_COOKIE, &mallory.session());
             let (_, mallory_key) = new_key(&app, &format!("mallory {checked}")).await;
             app.clear_cookies();
             let res = keyed(&app, &mallory_key, request(&o.method, &t.path, &t.payload)).await;

@@ -177,7 +177,7 @@ async fn one_address_may_send_only_a_few_uploads_at_once() {
     // Signed in (a guest has one try per address): the same person, from one address.
     let me = app.person("sender").await;
     let signed_in = |mut req: Request<Body>| {
-        let cookie = format!("{}={}", reelfind::auth::SESSION_COOKIE, me.session);
+        let cookie = format!("{}={}", reelfind::middleware::auth::SESSION_COOKIE, me.session);
         req.headers_mut().insert(header::COOKIE, cookie.parse().unwrap());
         req
     };
@@ -277,7 +277,7 @@ async fn a_password_reset_revokes_every_key() {
 
 /// `req` sent from `person`'s browser, outside the shared jar (safe in parallel).
 fn as_person(person: &crate::support::Person, mut req: Request<Body>) -> Request<Body> {
-    let cookie = format!("{}={}", reelfind::auth::SESSION_COOKIE, person.session);
+    let cookie = format!("{}={}", reelfind::middleware::auth::SESSION_COOKIE, person.session);
     req.headers_mut().insert(header::COOKIE, cookie.parse().unwrap());
     req
 }
@@ -430,7 +430,7 @@ async fn with_verification_on_a_taken_address_is_answered_like_a_new_one() {
     assert_eq!(a.as_object().unwrap().keys().collect::<Vec<_>>(), b.as_object().unwrap().keys().collect::<Vec<_>>());
     assert_eq!(b["emailVerificationRequired"], true);
     assert_eq!(b["username"], "beta");
-    assert!(taken.header("set-cookie").is_none_or(|c| !c.contains(reelfind::auth::SESSION_COOKIE)));
+    assert!(taken.header("set-cookie").is_none_or(|c| !c.contains(reelfind::middleware::auth::SESSION_COOKIE)));
     // Nobody new exists; the address's owner was told.
     use sea_orm::{EntityTrait, PaginatorTrait};
     assert_eq!(reelfind::entities::user::Entity::find().count(&app.db).await.unwrap(), 1);

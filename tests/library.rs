@@ -615,8 +615,8 @@ async fn a_picture_in_a_window_over_another_picture_is_found_by_the_window_tier(
 /// server starting on it would, and checks that the segment is stale yet searched, and that the
 /// next `add` re-indexes it. Returns the library's videos after that.
 async fn older_segment_is_searched_then_reindexed(
-    older: impl FnOnce(&reelfind::library::store::VideoRecord, &[u8], usize) -> Vec<u8>,
-) -> Vec<reelfind::library::store::VideoRecord> {
+    older: impl FnOnce(&reelfind::library::index::store::VideoRecord, &[u8], usize) -> Vec<u8>,
+) -> Vec<reelfind::library::index::store::VideoRecord> {
     // Segment files are the embedded index's (the Milvus pass has none).
     let app = TestApp::with_env([("REELFIND_LIBRARY_INDEX", "local")]).await;
     let folder = library_folder();

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use rand::{Rng, SeedableRng};
-use reelfind::library::hash::{Hash, hamming};
 use reelfind::library::milvus::testing::{self, MilvusServer};
 use reelfind::library::milvus::{Found, IndexPlan, Milvus, MilvusUrl, Row};
+use reelfind::library::picture::hash::{Hash, hamming};
 
 fn client(addr: &str, name: &str) -> Milvus {
     Milvus::new(MilvusUrl::parse(&format!("milvus://{addr}/{name}")).unwrap(), Duration::from_secs(20)).unwrap()

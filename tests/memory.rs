@@ -404,7 +404,7 @@ async fn two_nodes_on_one_database_share_the_memory() {
         reelfind::state::AppState::new(app.db.clone(), (*app.state.config).clone()).expect("second node"),
     );
     let on_b = |who: &Person, mut req: Request<Body>| {
-        let cookie = format!("{}={}", reelfind::auth::SESSION_COOKIE, who.session());
+        let cookie = format!("{}={}", reelfind::middleware::auth::SESSION_COOKIE, who.session());
         req.headers_mut().insert(header::COOKIE, cookie.parse().unwrap());
         req.headers_mut().insert(header::ORIGIN, ORIGIN.parse().unwrap());
         node_b.clone().oneshot(req)

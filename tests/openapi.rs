@@ -121,8 +121,16 @@ async fn every_documented_operation_is_routed_and_every_route_documented() {
     // a bare `.route(` or a plain axum `Router` would serve an undocumented route.
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/routes/api");
     let bad = regex::Regex::new(r"\.route\(|\.route_service\(|\.nest_service\(|(^|[^A-Za-z])Router::new\(").unwrap();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
+    let mut files = Vec::new();
+    let mut dirs = vec![dir];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() { dirs.push(path) } else { files.push(path) }
+        }
+    }
+    assert!(files.iter().any(|f| f.ends_with("admin/blog.rs")), "the walk reaches the folders: {files:?}");
+    for path in files {
         let src = std::fs::read_to_string(&path).unwrap();
         let hits = src.lines().filter(|l| !l.trim_start().starts_with("//") && bad.is_match(l)).count();
         assert_eq!(hits, 0, "{} registers a route with {bad}: use utoipa_axum::routes! instead", path.display());

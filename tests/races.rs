@@ -109,7 +109,7 @@ async fn parallel_keyed_requests_hold_the_at_once_quota() {
         let app = TestApp::with_env_on(kind, openai_env(&openai)).await;
         app.state.settings.set(&app.db, "api_quota_concurrent", "2").await.unwrap();
         let alice = app.person("alice").await;
-        app.set_cookie(reelfind::auth::SESSION_COOKIE, &alice.session());
+        app.set_cookie(reelfind::middleware::auth::SESSION_COOKIE, &alice.session());
         let (_, key) = new_key(&app, "batch job").await;
         app.clear_cookies();
         let calls = (0..8u32)

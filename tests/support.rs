@@ -475,7 +475,7 @@ impl Person {
     /// `req` as sent from this person's browser (their session cookie), for
     /// [`TestApp::at_once`].
     pub fn sends(&self, mut req: Request<Body>) -> Request<Body> {
-        let cookie = format!("{}={}", reelfind::auth::SESSION_COOKIE, self.session);
+        let cookie = format!("{}={}", reelfind::middleware::auth::SESSION_COOKIE, self.session);
         req.headers_mut().insert(header::COOKIE, cookie.parse().unwrap());
         req
     }
@@ -521,10 +521,10 @@ impl TestApp {
     /// would, and keeps their session aside (the jar is left as it was), so a test can act
     /// as several people: see [`TestApp::send_as`].
     pub async fn person(&self, username: &str) -> Person {
-        let before = self.cookie(reelfind::auth::SESSION_COOKIE);
+        let before = self.cookie(reelfind::middleware::auth::SESSION_COOKIE);
         let res = self.register(username, "secret123").await;
         assert!(res.status.is_success(), "sign-up of {username}: {}", res.text());
-        let session = self.cookie(reelfind::auth::SESSION_COOKIE).expect("a sign-up signs in");
+        let session = self.cookie(reelfind::middleware::auth::SESSION_COOKIE).expect("a sign-up signs in");
         self.put_session(before);
         let id = res.json()["id"].as_i64().expect("the new account's id");
         Person { id, username: username.to_owned(), session }
@@ -532,14 +532,14 @@ impl TestApp {
 
     /// The person signed in in the jar right now (after [`TestApp::admin`], say) as a [`Person`].
     pub fn person_from_jar(&self, username: &str, id: i64) -> Person {
-        let session = self.cookie(reelfind::auth::SESSION_COOKIE).expect("a session in the jar");
+        let session = self.cookie(reelfind::middleware::auth::SESSION_COOKIE).expect("a session in the jar");
         Person { id, username: username.to_owned(), session }
     }
 
     /// Sends `req` from `person`'s browser (their session cookie), or signed out (`None`);
     /// the jar's own session is back in place afterwards.
     pub async fn send_as(&self, person: Option<&Person>, req: Request<Body>) -> TestResponse {
-        let before = self.cookie(reelfind::auth::SESSION_COOKIE);
+        let before = self.cookie(reelfind::middleware::auth::SESSION_COOKIE);
         self.put_session(person.map(|p| p.session.clone()));
         let res = self.send(req).await;
         self.put_session(before);
@@ -549,8 +549,8 @@ impl TestApp {
     fn put_session(&self, session: Option<String>) {
         let mut jar = self.cookies.lock().unwrap();
         match session {
-            Some(s) => jar.insert(reelfind::auth::SESSION_COOKIE.to_owned(), s),
-            None => jar.remove(reelfind::auth::SESSION_COOKIE),
+            Some(s) => jar.insert(reelfind::middleware::auth::SESSION_COOKIE.to_owned(), s),
+            None => jar.remove(reelfind::middleware::auth::SESSION_COOKIE),
         };
     }
 

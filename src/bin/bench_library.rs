@@ -40,7 +40,7 @@ use std::time::Instant;
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use reelfind::library::store::VideoMeta;
+use reelfind::library::index::store::VideoMeta;
 use reelfind::library::{LibraryIndex, LibraryMatch, Quiet};
 
 #[derive(Parser)]
@@ -273,7 +273,7 @@ fn room_screen((w2, h2): (u32, u32)) -> [(f32, f32); 4] {
     // The perspective's corners (as in `PHONE_ROOM`), under the map the screen tier warps by.
     let map = |u: f64, v: f64| {
         let corners = [(0.08, 0.06), (0.95, 0.02), (0.9, 0.92), (0.03, 0.97)];
-        reelfind::library::screen::quad_point(corners, u as f32, v as f32)
+        reelfind::library::picture::warp::quad_point(corners, u as f32, v as f32)
     };
     let (u0, v0, u1, v1) = (x0 / ww, y0 / hh, (x0 + w) / ww, (y0 + h) / hh);
     [map(u0, v0), map(u1, v0), map(u1, v1), map(u0, v1)]

@@ -24,7 +24,7 @@ use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use reelfind::library::audio;
-use reelfind::library::store::VideoMeta;
+use reelfind::library::index::store::VideoMeta;
 use reelfind::library::{LibraryIndex, Quiet};
 
 #[derive(Parser)]

@@ -32,12 +32,12 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
-use reelfind::library::hash::Hash;
 use reelfind::library::index::entries::VideoEntries;
+use reelfind::library::index::scan::{self, PREFILTER, PREFILTER_MANY, Section};
+use reelfind::library::index::store::{self, Segment};
 use reelfind::library::milvus::testing::MilvusServer;
 use reelfind::library::milvus::{IndexPlan, Milvus, MilvusUrl, Row};
-use reelfind::library::scan::{self, PREFILTER, PREFILTER_MANY, Section};
-use reelfind::library::store::{self, Segment};
+use reelfind::library::picture::hash::Hash;
 
 const VIDEO_ENTRIES: u32 = 100_000;
 

@@ -8,11 +8,11 @@ use std::time::{Instant, SystemTime};
 use anyhow::Context;
 use sha2::{Digest, Sha256};
 
-use super::fingerprint::fingerprint_video;
-use super::hash::Hash;
-use super::index::entries::VideoEntries;
-use super::store::{Catalog, VideoMeta, VideoRecord};
-use super::{LibraryIndex, audio, frames, meta};
+use crate::library::fingerprint::fingerprint_video;
+use crate::library::index::entries::VideoEntries;
+use crate::library::index::store::{Catalog, VideoMeta, VideoRecord};
+use crate::library::picture::hash::Hash;
+use crate::library::{LibraryIndex, audio, frames, meta};
 
 /// Extensions `library add` picks up when walking folders.
 pub const VIDEO_EXTENSIONS: &[&str] =

@@ -4,9 +4,9 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::LibraryIndex;
-use super::shot::Shot;
-use super::store::VideoRecord;
+use crate::library::LibraryIndex;
+use crate::library::index::store::VideoRecord;
+use crate::library::shot::Shot;
 
 /// One answer of the library: where in which video the query comes from.
 #[derive(Clone, Debug, Serialize)]
@@ -34,10 +34,10 @@ pub struct LibraryMatch {
     /// `screen` (a phone photo's rectified screen), `window` (a picture inside a picture),
     /// `shape` (a picture centred in a canvas of another shape), `corner` (a picture with a
     /// corner painted out: a broadcaster's logo), `clip`, `clip inset` (a
-    /// clip's screens or windows, see [`insets`](super::insets)), `audio` or `clip+audio`.
+    /// clip's screens or windows, see [`insets`](crate::library::clip::insets)), `audio` or `clip+audio`.
     pub tier: &'static str,
     pub mirrored: bool,
-    /// Relative URL of a preview picture cut at `at`; expires (see [`preview`](super::preview)).
+    /// Relative URL of a preview picture cut at `at`; expires (see [`preview`](crate::library::preview)).
     /// Empty when this node cannot read the video's file (the hashes came from a shared
     /// index, the file lives on another machine): the answer says the preview is unavailable.
     pub preview_url: String,
@@ -45,7 +45,7 @@ pub struct LibraryMatch {
     /// recap, a trailer cut from the film), best first. Empty when the scene is only here.
     pub also_in: Vec<Appearance>,
     /// How alike the query and the answer's frame in the source looked (see
-    /// [`verify`](super::verify)): the correlation of the two pictures and the median of their
+    /// [`verify`](crate::library::still::verify)): the correlation of the two pictures and the median of their
     /// blocks' correlations. `None` when they were not looked at again. For the benchmark; not
     /// part of the answer.
     #[serde(skip)]

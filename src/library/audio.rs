@@ -19,6 +19,7 @@
 //! among them) are looked up; every hit votes for `reference time - query time`. A real match
 //! piles its votes into one offset, chance hits spread thinly; the best offset must have
 //! [`MIN_HITS`] votes and stand well clear of the runner-up, or the answer is no match.
+
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{BufWriter, Read, Write};
@@ -31,7 +32,7 @@ use rayon::prelude::*;
 use rustfft::num_complex::Complex32;
 use rustfft::{Fft, FftPlanner};
 
-use super::frames::FfmpegPipe;
+use crate::library::frames::FfmpegPipe;
 
 /// Sample rate the soundtrack is decoded at.
 pub const RATE: u32 = 8000;
@@ -251,8 +252,9 @@ pub fn landmarks(samples: &[i16], density: Density) -> Vec<Landmark> {
 /// Returns the landmarks and the seconds of sound decoded; a file without an audio stream
 /// gives none.
 pub fn fingerprint_file(path: &Path, density: Density) -> anyhow::Result<(Vec<Landmark>, f64)> {
-    let seconds = super::frames::probe(path).map_or(super::frames::MAX_QUERY_SECONDS, |p| p.duration + 1.0);
-    fingerprint_file_within(path, density, seconds, &super::frames::Budget::default())
+    let seconds =
+        crate::library::frames::probe(path).map_or(crate::library::frames::MAX_QUERY_SECONDS, |p| p.duration + 1.0);
+    fingerprint_file_within(path, density, seconds, &crate::library::frames::Budget::default())
 }
 
 /// [`fingerprint_file`] reading at most `seconds` of sound, stopped by the budget's token.
@@ -260,7 +262,7 @@ pub fn fingerprint_file_within(
     path: &Path,
     density: Density,
     seconds: f64,
-    budget: &super::frames::Budget,
+    budget: &crate::library::frames::Budget,
 ) -> anyhow::Result<(Vec<Landmark>, f64)> {
     let limits = if budget.format.is_some() { crate::ffmpeg::Limits::UPLOAD } else { crate::ffmpeg::Limits::INDEX };
     let mut cmd = crate::ffmpeg::command("ffmpeg", limits);

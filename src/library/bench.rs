@@ -4,18 +4,19 @@
 //! Answers never use any of it.
 use image::DynamicImage;
 
-use super::LibraryIndex;
-use super::hash::{self, FrameHash, Hash};
-use super::index::entries::Section;
-use super::query::{Cut, StillQuery, hash_cuts};
-use super::{frames, glare, screen};
+use crate::library::LibraryIndex;
+use crate::library::index::entries::Section;
+use crate::library::picture::hash::{self, FrameHash, Hash};
+use crate::library::still::query::{Cut, StillQuery, hash_cuts};
+use crate::library::{frames, picture::glare, picture::screen, picture::warp};
 
 impl LibraryIndex {
     /// The nearest indexed entry (any tier) to a picture's own hypotheses at any distance:
     /// `(video id, seconds, distance, word-0 distance)`.
     #[doc(hidden)]
     pub fn nearest(&self, image: &DynamicImage) -> Option<(u32, f64, u32, u32)> {
-        let queries: Vec<Hash> = super::hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
+        let queries: Vec<Hash> =
+            crate::library::hash_image_hypotheses(image).iter().flat_map(|f| [f.hash, f.mirror]).collect();
         let mut ids: Vec<u32> = self.videos().into_keys().collect();
         ids.sort_unstable();
         let mut best: Option<(u32, f64, u32, u32)> = None;
@@ -79,7 +80,7 @@ impl LibraryIndex {
         t: f64,
     ) -> (Vec<[(f32, f32); 4]>, u32) {
         let gray = image.to_luma8();
-        let square = screen::warp_shares(&gray, truth, frames::FRAME_SIDE);
+        let square = warp::warp_shares(&gray, truth, frames::FRAME_SIDE);
         let near = self.entries_near(video_id, t, Section::Frames);
         let off = glare::without_glare(&square, frames::FRAME_SIDE).map(|(s, _)| s);
         let best = std::iter::once(&square)

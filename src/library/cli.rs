@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::edit::MetaPatch;
-use super::{AddOutcome, LibraryIndex, Progress, SearchAnswer};
 use crate::config::Config;
+use crate::library::edit::MetaPatch;
+use crate::library::{AddOutcome, LibraryIndex, Progress, SearchAnswer};
 
 #[derive(Subcommand, Debug)]
 pub enum LibraryCommand {
@@ -91,7 +91,11 @@ pub async fn run(cmd: LibraryCommand, config: Config) -> anyhow::Result<()> {
     tokio::task::spawn_blocking(move || run_blocking(cmd, &dir, &backend)).await?
 }
 
-fn run_blocking(cmd: LibraryCommand, dir: &Path, backend: &super::index::backend::Backend) -> anyhow::Result<()> {
+fn run_blocking(
+    cmd: LibraryCommand,
+    dir: &Path,
+    backend: &crate::library::index::backend::Backend,
+) -> anyhow::Result<()> {
     let index = LibraryIndex::open_on(dir, backend)?;
     match cmd {
         LibraryCommand::Add { paths } => {
@@ -124,7 +128,7 @@ fn run_blocking(cmd: LibraryCommand, dir: &Path, backend: &super::index::backend
             Ok(())
         }
         LibraryCommand::Migrate { to } => {
-            let to: super::index::backend::Backend = to.parse().map_err(|e: String| anyhow::anyhow!(e))?;
+            let to: crate::library::index::backend::Backend = to.parse().map_err(|e: String| anyhow::anyhow!(e))?;
             let bar = ProgressBar::new(0);
             bar.set_style(
                 ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} videos  {msg}")

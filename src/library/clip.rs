@@ -4,18 +4,22 @@
 //! player's controls), the shape tier, and last the screens and windows inside the frames
 //! (see `insets`); the tiers and thresholds are `policy::CLIP_TIERS`. A clip searched by
 //! picture and soundtrack fuses the two answers ([`fuse`]).
+pub mod insets;
+pub mod soundtrack;
+pub mod vote;
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
 
-use super::frames::Budget;
-use super::hash::{self, FrameHash, MIN_QUALITY};
-use super::index::entries::Timelines;
-use super::policy::{CLIP_TIERS, ClipRule, ClipTier};
-use super::shot::Shot;
-use super::store::VideoRecord;
-use super::vote::{ClipVote, clip_vote};
-use super::{LibraryIndex, LibraryMatch, SearchAnswer, frames, insets};
+use crate::library::clip::vote::{ClipVote, clip_vote};
+use crate::library::frames::Budget;
+use crate::library::index::entries::Timelines;
+use crate::library::index::store::VideoRecord;
+use crate::library::picture::hash::{self, FrameHash, MIN_QUALITY};
+use crate::library::policy::{CLIP_TIERS, ClipRule, ClipTier};
+use crate::library::shot::Shot;
+use crate::library::{LibraryIndex, LibraryMatch, SearchAnswer, frames};
 
 /// Agreement of many frames is stronger evidence than one frame's distance: a vote all of
 /// whose frames agree is reported this share closer than their mean distance.
@@ -296,6 +300,141 @@ mod tests {
             also_in: Vec::new(),
             looked: None,
         }
+    }
+
+    use crate::library::index::entries::{EntryIndex, VideoEntries};
+    use crate::library::index::fake::{FakeIndex, flipped, missing_video, random_hash};
+    use crate::library::picture::hash::Hash;
+
+    /// A picture of its own for each `seed`: a 16x16 grid of cells of random grey levels
+    /// (different pictures as the hash sees them), with a fine grain.
+    fn texture(seed: u64) -> Vec<u8> {
+        let side = frames::FRAME_SIDE;
+        let level =
+            |n: u64| (n.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407) >> 56) as f32;
+        (0..side * side)
+            .map(|i| {
+                let cell = ((i / side) / 8 * 16 + (i % side) / 8) as u64;
+                let grain = level(i as u64 ^ seed.rotate_left(17)) / 32.0;
+                (level(seed * 1_000 + cell) + grain).clamp(0.0, 255.0) as u8
+            })
+            .collect()
+    }
+
+    /// Two videos indexed at the clip's own rate (entry `k` at `k / CLIP_FPS` s, 10 s each):
+    /// whole frames of random hashes, and for video 1 crop entries made from the pictures of
+    /// [`texture`] (so that a frame showing one of them finds it in the crop tier). Their
+    /// files do not exist; nothing here decodes.
+    struct Fixture {
+        dir: tempfile::TempDir,
+        library: LibraryIndex,
+        index: FakeIndex,
+        whole: HashMap<u32, Vec<(Hash, u32)>>,
+        budget: Budget,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let dir = tempfile::tempdir().unwrap();
+            let library = LibraryIndex::open(dir.path()).unwrap();
+            let index = FakeIndex::default();
+            let period = 1000 / frames::CLIP_FPS;
+            let mut whole = HashMap::new();
+            for video in [1u32, 2] {
+                let frames: Vec<(Hash, u32)> =
+                    (0..80).map(|k| (random_hash(video as u64 * 1000 + k), k as u32 * period)).collect();
+                let crops: Vec<(Hash, u32)> = if video == 1 {
+                    (0..80u32)
+                        .map(|k| {
+                            let px = texture(k as u64);
+                            (hash::crop_query_hashes(frames::frame_view(&px))[0].hash, k * period)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                index.put(video, &VideoEntries { frames: &frames, crops: &crops, ..Default::default() }).unwrap();
+                whole.insert(video, frames);
+            }
+            Self { dir, library, index, whole, budget: Budget::default() }
+        }
+
+        fn search(&self) -> ClipSearch<'_> {
+            let record = |id: u32| missing_video(self.dir.path(), id, 10.0, 80);
+            ClipSearch {
+                library: &self.library,
+                timelines: Timelines::new(&self.index),
+                total: self.index.len(),
+                videos: [(1, record(1)), (2, record(2))].into(),
+                path: self.dir.path(),
+                budget: &self.budget,
+                probe: frames::Probe { duration: 2.0, width: 1280, height: 720, has_audio: false },
+                seconds: 2.0,
+                started: Instant::now(),
+            }
+        }
+    }
+
+    fn clip_times(n: usize) -> Vec<f64> {
+        (0..n).map(|k| k as f64 / frames::CLIP_FPS as f64).collect()
+    }
+
+    /// 16 decoded frames: `whole(k)` the hypothesis of frame `k` against whole frames, and
+    /// the picture of [`texture`] `picture(k)`.
+    fn decoded(whole: impl Fn(usize) -> Hash, picture: impl Fn(usize) -> u64) -> Decoded {
+        Decoded {
+            times: clip_times(16),
+            hypotheses: (0..16)
+                .map(|k| vec![FrameHash { hash: whole(k), mirror: random_hash(90_000 + k as u64), quality: 100 }])
+                .collect(),
+            pictures: (0..16).map(|k| texture(picture(k))).collect(),
+        }
+    }
+
+    #[test]
+    fn whole_frames_that_agree_answer_in_the_whole_frame_tier() {
+        let f = Fixture::new();
+        let search = f.search();
+        // The frames are video 2's entries 40.. under 8 bits of change (5 s in).
+        let d = decoded(|k| flipped(f.whole[&2][40 + k].0, 8), |k| 500 + k as u64);
+        let voted = search.vote_whole(&d).unwrap().expect("16 frames agree");
+        assert_eq!((voted.vote.video, voted.vote.offset, voted.rule.tier), (2, 40, ClipTier::Frame));
+    }
+
+    #[test]
+    fn when_whole_frames_agree_on_nothing_the_crop_tier_answers() {
+        let f = Fixture::new();
+        let search = f.search();
+        // Whole frames: nothing near. The pictures: video 1's crop entries 24.. (3 s in).
+        let d = decoded(|k| random_hash(70_000 + k as u64), |k| 24 + k as u64);
+        assert!(search.vote_whole(&d).unwrap().is_none());
+        let voted = search.vote_fallbacks(&d).unwrap().expect("the crop tier agrees");
+        assert_eq!((voted.vote.video, voted.vote.offset, voted.rule.tier), (1, 24, ClipTier::Crop));
+        // Pictures of nothing indexed: no tier stands.
+        let d = decoded(|k| random_hash(70_000 + k as u64), |k| 5_000 + k as u64);
+        assert!(search.vote_fallbacks(&d).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_report_places_the_clip_at_its_offset_and_names_the_other_video() {
+        let f = Fixture::new();
+        let search = f.search();
+        let vote = ClipVote {
+            video: 1,
+            mirrored: false,
+            offset: 24,
+            support: 16,
+            mean: 6.0,
+            best_frame: 3,
+            also: vec![(2, 40, 8.0)],
+        };
+        let answer = search.report(Voted { vote, rule: CLIP_TIERS[0], times: clip_times(16) });
+        let m = answer.best.expect("a match");
+        // 24 periods of 1/8 s in; the best frame 3/8 s into the clip (to the hundredth); the
+        // clip is 2 s long.
+        assert_eq!((m.video_id, m.from, m.at, m.to, m.tier), (1, 3.0, 3.38, 5.0, "clip"));
+        let also: Vec<(u32, f64, f64)> = m.also_in.iter().map(|a| (a.video_id, a.from, a.to)).collect();
+        assert_eq!(also, vec![(2, 5.0, 7.0)]);
     }
 
     #[test]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::{AddOutcome, AddReport, LibraryIndex, Progress};
 use crate::config::LibraryConfig;
+use crate::library::{AddOutcome, AddReport, LibraryIndex, Progress};
 
 /// Logs progress instead of drawing a bar; stops when the server does.
 struct LogProgress {

@@ -3,8 +3,8 @@
 //! re-indexing the file keeps it (see [`LibraryIndex::add_video`]).
 use serde::Serialize;
 
-use super::LibraryIndex;
-use super::store::{VideoMeta, VideoRecord};
+use crate::library::LibraryIndex;
+use crate::library::index::store::{VideoMeta, VideoRecord};
 
 /// A partial edit: `None` keeps a field, `Some(None)` clears it (the title cannot be cleared).
 #[derive(Clone, Debug, Default)]

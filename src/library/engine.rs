@@ -10,12 +10,12 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use tokio::time::Instant;
 
-use super::index::entries::IndexError;
-use super::{Appearance, LibraryIndex, LibraryMatch, frames};
 use crate::identify::admission::Admission;
 use crate::identify::engine::{
     Candidate, Engine, EngineAnswer, EngineError, EngineId, MediaKind, Sample, SceneAppearance, Timestamp, TitleKind,
 };
+use crate::library::index::entries::IndexError;
+use crate::library::{Appearance, LibraryIndex, LibraryMatch, frames};
 
 pub struct LibraryEngine {
     index: Arc<LibraryIndex>,

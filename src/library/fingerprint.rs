@@ -5,9 +5,9 @@ use std::path::Path;
 use anyhow::bail;
 use tokio_util::sync::CancellationToken;
 
-use super::frames;
-use super::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY, hamming};
-use super::index::entries::Section;
+use crate::library::frames;
+use crate::library::index::entries::Section;
+use crate::library::picture::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY, hamming};
 
 /// A decoded frame is kept when its hash is more than this many bits from the last kept
 /// frame: every decoded frame is then this close to an indexed one, however fast the camera
@@ -68,7 +68,7 @@ pub(super) fn indexed_rect(view: GrayView<'_>, section: Section) -> hash::Rect {
 }
 
 /// Fingerprints of one video: kept frames, crop-tier and upper-tier entries, each with its
-/// time in ms, and the static stretches (see [`super::stretches::StillFinder`]).
+/// time in ms, and the static stretches (see [`crate::library::index::stretches::StillFinder`]).
 pub struct Fingerprints {
     pub frames: Vec<(Hash, u32)>,
     pub crops: Vec<(Hash, u32)>,
@@ -90,7 +90,7 @@ pub fn fingerprint_video(
     /// Frames hashed together on all cores before the keep rule runs over them in order.
     const BATCH: usize = 48;
     let mut out = Fingerprints { frames: Vec::new(), crops: Vec::new(), uppers: Vec::new(), stills: Vec::new() };
-    let mut stills = super::stretches::StillFinder::default();
+    let mut stills = crate::library::index::stretches::StillFinder::default();
     let mut keep_frames = KeepRule::new(KEEP_BITS);
     let mut keep_crops = KeepRule::new(CROP_KEEP_BITS);
     let mut keep_uppers = KeepRule::new(UPPER_KEEP_BITS);
@@ -149,7 +149,7 @@ pub fn fingerprint_video(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::library::fake_index::{flipped, random_hash};
+    use crate::library::index::fake::{flipped, random_hash};
 
     /// The times (s) of the frames `rule` keeps among `hashes` decoded at the index's rate.
     fn kept(mut rule: KeepRule, hashes: &[Hash]) -> Vec<f64> {

@@ -18,8 +18,8 @@ pub const CLIP_FPS: u32 = 8;
 pub const FRAME_SIDE: usize = 128;
 
 /// A decoded frame (or a query squeezed like one): `FRAME_SIDE`² gray pixels.
-pub fn frame_view(pixels: &[u8]) -> super::hash::GrayView<'_> {
-    super::hash::GrayView { width: FRAME_SIDE, height: FRAME_SIDE, pixels }
+pub fn frame_view(pixels: &[u8]) -> crate::library::picture::hash::GrayView<'_> {
+    crate::library::picture::hash::GrayView { width: FRAME_SIDE, height: FRAME_SIDE, pixels }
 }
 
 /// What ffprobe says about a file.

@@ -5,9 +5,14 @@
 //! [`milvus::MilvusIndex`] in a Milvus server ([`backend`]: `REELFIND_LIBRARY_INDEX` chooses).
 pub mod backend;
 pub mod entries;
+#[cfg(test)]
+pub(crate) mod fake;
 pub mod mapped;
 pub mod migrate;
 pub mod milvus;
+pub mod scan;
+pub mod store;
+pub mod stretches;
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -20,8 +25,8 @@ use anyhow::Context;
 use self::backend::Backend;
 use self::entries::{EntryIndex, IndexError};
 use self::milvus::MilvusIndex;
-use super::store::{Catalog, VideoMeta, VideoRecord};
-use super::{audio, frames, preview};
+use crate::library::index::store::{Catalog, VideoMeta, VideoRecord};
+use crate::library::{audio, frames, preview};
 
 struct Loaded {
     catalog: Catalog,

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::store::VideoMeta;
+use crate::library::index::store::VideoMeta;
 
 /// Metadata for `video`: the `.nfo` when one is there and names a title, else the file name.
 pub fn for_file(video: &Path) -> VideoMeta {

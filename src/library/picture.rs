@@ -1,6 +1,16 @@
-//! The two plain types every picture finder shares: a grey picture borrowed from a decoder
-//! or an image, and a rectangle of it. Their own file so that the finders (`borders`,
-//! `hash`, `screen`, ...) can share them without importing each other.
+//! What is inside a picture: the finders the index and the query share (the frame hash,
+//! bars and blurred copies, subtitles and logos, a photographed screen and its light, a
+//! picture inside a picture), and the two plain types they all take: a grey picture borrowed
+//! from a decoder or an image, and a rectangle of it (here, so that the finders can share
+//! them without importing each other).
+pub mod borders;
+pub mod glare;
+pub mod hash;
+pub mod light;
+pub mod overlay;
+pub mod screen;
+pub mod warp;
+pub mod window;
 
 /// A grayscale picture borrowed from a decoder or an image.
 #[derive(Clone, Copy)]

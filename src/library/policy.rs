@@ -7,7 +7,7 @@
 //! Distances are bits of the 256-bit hash. Unrelated footage measures 90-110 bits apart, so
 //! every threshold below sits well under that and the searches never guess: below the
 //! threshold the answer is "no match".
-use super::index::entries::Section;
+use crate::library::index::entries::Section;
 
 /// A whole picture (and a screen or window found in a photo, warped or cut back to the frame
 /// square) is a match when its best hash is at most this many bits away: about two thirds of

@@ -6,15 +6,15 @@
 //! The run of entries alone cannot always give a static shot: in a dark, soft picture under
 //! heavy grain the grain moves the hash more than the picture does, the keep rule keeps an
 //! entry every few frames, and their distances to the query scatter past [`RUN_SLACK`]. So
-//! indexing also follows the picture itself ([`StillFinder`](super::stretches::StillFinder)): stretches of decoded frames
+//! indexing also follows the picture itself ([`StillFinder`](crate::library::index::stretches::StillFinder)): stretches of decoded frames
 //! whose coarse thumbnails stay close to the stretch's mean are stored with
 //! the segment, and a match whose best entry lies in one spans exactly it.
 use std::collections::HashMap;
 
-use super::fingerprint::MAX_GAP;
-use super::frames;
-use super::hash::{Hash, hamming};
-use super::index::entries::{Hit, Timeline};
+use crate::library::fingerprint::MAX_GAP;
+use crate::library::frames;
+use crate::library::index::entries::{Hit, Timeline};
+use crate::library::picture::hash::{Hash, hamming};
 
 /// An entry belongs to the run of a match while it is at most this many bits further from the
 /// query than the best entry: the keep rule makes neighbouring entries of a changing picture
@@ -122,7 +122,7 @@ pub fn shared_with(hits: &[Hit], winner: &Hit, accept: u32) -> Vec<Hit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::library::stretches::StillFinder;
+    use crate::library::index::stretches::StillFinder;
 
     /// A 128-square frame: a soft pattern shifted `dx` pixels, brightened by `lift`, with
     /// `grain` levels of per-pixel noise from `seed`.

@@ -3,6 +3,10 @@
 //! rectified), window (a picture inside a picture), shape (a picture centred in a canvas of
 //! another shape) and corner (a picture with a logo in a corner). When the hash finds several
 //! moments about as close, the source decides between them (see `verify`).
+pub mod query;
+pub mod refine;
+pub mod verify;
+
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -10,15 +14,15 @@ use image::DynamicImage;
 use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
-use super::answer::similarity;
-use super::hash::{self, FrameHash, Hash, MIN_QUALITY};
-use super::index::entries::{Hit, Probe, Section, Timelines};
-use super::policy::{self, CLOSE, Tier};
-use super::query::{Cut, ScreenAim, StillQuery, hash_cuts};
-use super::shot::{Shot, shared_with, shot_around};
-use super::store::VideoRecord;
-use super::verify::{self, Candidate, Look, Pooled};
-use super::{LibraryIndex, SearchAnswer};
+use crate::library::answer::similarity;
+use crate::library::index::entries::{Hit, Probe, Section, Timelines};
+use crate::library::index::store::VideoRecord;
+use crate::library::picture::hash::{self, FrameHash, Hash, MIN_QUALITY};
+use crate::library::policy::{self, CLOSE, Tier};
+use crate::library::shot::{Shot, shared_with, shot_around};
+use crate::library::still::query::{Cut, ScreenAim, StillQuery, hash_cuts};
+use crate::library::{LibraryIndex, SearchAnswer};
+use verify::{Candidate, Look, Pooled};
 
 /// Hits a still's scan keeps (best first): every entry of a scene shared by dozens of videos.
 const HIT_CAP: usize = 512;
@@ -500,11 +504,11 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::library::fake_index::{FakeIndex, flipped, random_hash};
     use crate::library::frames::FRAME_SIDE;
-    use crate::library::glare::Glare;
-    use crate::library::hash::Rect;
     use crate::library::index::entries::{EntryIndex, VideoEntries};
+    use crate::library::index::fake::{FakeIndex, flipped, missing_video, random_hash};
+    use crate::library::picture::glare::Glare;
+    use crate::library::picture::hash::Rect;
     use crate::library::policy::{GUESS_ACCEPT, STILL_ACCEPT};
 
     fn tried(tier: Tier) -> Tried {
@@ -597,21 +601,7 @@ mod tests {
         }
 
         fn search(&self) -> StillSearch<'_> {
-            let record = |id: u32| VideoRecord {
-                id,
-                path: self._dir.path().join(format!("missing-{id}.mp4")),
-                size: 0,
-                mtime: 0,
-                partial_hash: String::new(),
-                meta: Default::default(),
-                duration: 20.0,
-                frames: 40,
-                crop_frames: 40,
-                upper_frames: 0,
-                audio_landmarks: 0,
-                indexed_at: String::new(),
-                index_seconds: 0.0,
-            };
+            let record = |id: u32| missing_video(self._dir.path(), id, 20.0, 40);
             StillSearch {
                 library: &self.library,
                 timelines: Timelines::new(&self.index),
@@ -692,7 +682,7 @@ mod tests {
         assert!(!can_stand(&tried(Tier::Screen), &hit(66), &smooth));
         assert!(can_stand(&tried(Tier::Screen), &hit(66), &look(0.89, 0.83)));
         // A screen with a glare taken off is a guess at the light too: as strict as the many.
-        let spot = crate::library::glare::tests::a_glare_on_a_cartoon();
+        let spot = crate::library::picture::glare::tests::a_glare_on_a_cartoon();
         assert!(!can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(GUESS_ACCEPT), &smooth));
         assert!(can_stand(&tried_with(Tier::Screen, Some(spot)), &hit(66), &look(0.89, 0.83)));
         // The whole picture is its own best guess: within its threshold, one correlation is

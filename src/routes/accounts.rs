@@ -9,7 +9,6 @@ use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
-use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 
@@ -166,7 +165,7 @@ impl ProfilePage {
 async fn profile_page(ctx: PageCtx, State(state): State<AppState>) -> AppResult<ProfilePage> {
     let ctx = ctx.with_page_meta(Page::Profile);
     let Some(me) = ctx.user.clone() else { return Ok(ProfilePage { ctx, data: None }) };
-    let Some(u) = user::Entity::find_by_id(me.id).one(&state.db).await? else {
+    let Some(u) = me.row(&state.db).await? else {
         return Ok(ProfilePage { ctx, data: None });
     };
     let profile = profile_response(&state, &u).await?;
@@ -399,10 +398,10 @@ async fn account_page(
     Query(q): Query<AccountQuery>,
 ) -> AppResult<Response> {
     let Some(me) = ctx.user.clone() else { return Ok(Redirect::to("/auth").into_response()) };
-    let Some(u) = user::Entity::find_by_id(me.id).one(&state.db).await? else {
+    let Some(u) = me.row(&state.db).await? else {
         return Ok(Redirect::to("/auth").into_response());
     };
-    let token = crate::auth::session_token(&headers);
+    let token = crate::middleware::auth::session_token(&headers);
     let sessions = sessions::list_for_user(&state.db, u.id, token.as_deref()).await?;
     let notice = match q.notice.as_str() {
         "password_changed" => {

@@ -1,6 +1,15 @@
 //! Admin pages. `/admin` is the admin sign-in, open to anyone; the others redirect anyone
 //! who is not an administrator to `/admin` (checked here on the server, SPEC section 6).
-//! The dashboard is server HTML with plain forms, so it works without JavaScript.
+//! The dashboard is server HTML with plain forms, so it works without JavaScript. Each
+//! other tab of the studio is a file of `routes/admin/`, as its template is one of
+//! `templates/admin/`; their JSON twins are under `routes/api/admin/`.
+pub mod blog;
+pub mod corrections;
+pub mod insight;
+pub mod library;
+pub mod quotas;
+pub mod seo;
+pub mod testimonials;
 use std::collections::BTreeMap;
 
 use askama::Template;
@@ -15,14 +24,15 @@ use serde::Deserialize;
 
 use crate::error::AppResult;
 use crate::routes::accounts::error_message;
-use crate::routes::admin_quotas::{self, Prefill, QuotaPanel};
 use crate::services::admin::{self, ENGINES, Integrity, UpdateError, UserList};
 use crate::services::analytics_tag;
 use crate::services::profiles::AI_MODELS;
-use crate::services::settings::SettingsExt;
+use crate::services::settings::registry::Form;
+use crate::services::settings::{SETTINGS, SettingsExt};
 use crate::services::users::CurrentUser;
 use crate::state::AppState;
 use crate::views::PageCtx;
+use quotas::{Prefill, QuotaPanel};
 
 pub fn router() -> Router<AppState> {
     Router::new()
@@ -131,32 +141,6 @@ pub struct DashboardPage {
     error: Option<String>,
 }
 
-const TEXT_FIELDS: &[(&str, &str, &str)] = &[
-    ("max_file_size", "Maximum file size (MB)", "number"),
-    ("allowed_file_types", "Allowed file types (comma-separated)", "text"),
-    ("site_name", "Site name", "text"),
-    ("site_description", "Site description", "textarea"),
-    ("site_tagline", "Tagline", "text"),
-    ("hero_description", "Hero description", "textarea"),
-    ("company_name", "Company name", "text"),
-    ("company_url", "Company URL", "url"),
-    ("contact_email", "Contact email", "email"),
-    ("support_hours", "Support hours", "text"),
-    ("response_time", "Response time", "text"),
-    ("terms_url", "Terms of Service URL", "text"),
-    ("github_url", "GitHub URL", "url"),
-    ("twitter_url", "Twitter URL", "url"),
-    ("linkedin_url", "LinkedIn URL", "url"),
-];
-
-/// The developer API's defaults (issue 14), in a fieldset of their own.
-const API_FIELDS: &[(&str, &str, &str)] = &[
-    ("api_quota_per_minute", "Requests per minute (default per person)", "number"),
-    ("api_quota_per_day", "Requests per day (default per person)", "number"),
-    ("api_quota_concurrent", "Requests at once (default per person)", "number"),
-    ("api_cors_origins", "Web origins allowed to call the API with a key (comma-separated)", "text"),
-];
-
 /// The dashboard; `overrides` refills the settings form, `fill` the quota override forms.
 pub(crate) async fn build_dashboard(
     ctx: PageCtx,
@@ -169,9 +153,15 @@ pub(crate) async fn build_dashboard(
 ) -> AppResult<DashboardPage> {
     let settings = state.settings().await?;
     let value = |k: &str| overrides.and_then(|o| o.get(k)).cloned().unwrap_or_else(|| settings.text(k).to_owned());
-    let fields = TEXT_FIELDS.iter().map(|(key, label, kind)| Field { key, label, kind, value: value(key) }).collect();
-    let api_fields =
-        API_FIELDS.iter().map(|(key, label, kind)| Field { key, label, kind, value: value(key) }).collect();
+    // The fields of one fieldset, as the settings' table lists them.
+    let fields_of = |form: Form| -> Vec<Field> {
+        SETTINGS
+            .iter()
+            .filter(|s| s.form == form)
+            .map(|s| Field { key: s.key, label: s.label, kind: s.field.as_str(), value: value(s.key) })
+            .collect()
+    };
+    let (fields, api_fields) = (fields_of(Form::Site), fields_of(Form::Api));
     let allowed: Vec<String> = value("allowed_engines").split(',').map(|s| s.trim().to_owned()).collect();
     let engines = ENGINES.iter().map(|e| (*e, allowed.iter().any(|a| a == e))).collect();
     let primary = value("ai_primary_model");
@@ -183,7 +173,7 @@ pub(crate) async fn build_dashboard(
         &value(analytics_tag::HOST_KEY),
     );
     let users = admin::list_users(&state.db, 200).await?;
-    let quotas = admin_quotas::panel(state, fill).await?;
+    let quotas = quotas::panel(state, fill).await?;
     let ctx = ctx.titled("Admin Dashboard", "").noindex();
     Ok(DashboardPage {
         ctx,
@@ -227,9 +217,10 @@ async fn save_settings(
 ) -> AppResult<Response> {
     let pairs: Vec<(String, String)> = url::form_urlencoded::parse(&body).into_owned().collect();
     let mut changes: BTreeMap<String, String> = BTreeMap::new();
-    for (key, _, _) in TEXT_FIELDS.iter().chain(API_FIELDS) {
-        if let Some((_, v)) = pairs.iter().find(|(k, _)| k == key) {
-            changes.insert((*key).to_owned(), v.clone());
+    // The fieldsets' own fields; the engines, models and flags below have controls of their own.
+    for s in SETTINGS.iter().filter(|s| s.form != Form::Own) {
+        if let Some((_, v)) = pairs.iter().find(|(k, _)| k == s.key) {
+            changes.insert(s.key.to_owned(), v.clone());
         }
     }
     let engines: Vec<&str> = pairs.iter().filter(|(k, _)| k == "allowed_engines").map(|(_, v)| v.as_str()).collect();

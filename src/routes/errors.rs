@@ -37,7 +37,7 @@ pub async fn not_found(ctx: PageCtx) -> Response {
 pub async fn html_errors(State(state): State<AppState>, req: Request, next: Next) -> Response {
     let path = req.uri().path().to_owned();
     let user = req.extensions().get::<CurrentUser>().cloned();
-    let nonce = req.extensions().get::<crate::csp::CspNonce>().map(|n| n.0.clone()).unwrap_or_default();
+    let nonce = req.extensions().get::<crate::middleware::csp::CspNonce>().map(|n| n.0.clone()).unwrap_or_default();
     let res = next.run(req).await;
     if path.starts_with("/api/") || path == "/api" {
         return res;

@@ -6,7 +6,7 @@
 //!   pages that also work without JavaScript; the same camelCase field names either way.
 //! * [`drain`]: what is left of a body that is refused before it was read.
 use axum::extract::{FromRequest, Request};
-use axum::http::{HeaderMap, Method, header};
+use axum::http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 
 use crate::error::{AppError, ErrorCode};
@@ -76,13 +76,4 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonOrForm<T> {
         let body = serde_json::from_slice(&bytes).map_err(invalid_body)?;
         Ok(Self { body, form: false })
     }
-}
-
-/// Reads what is left of a refused request's body, raw and bounded, keeping none of it
-/// (see [`crate::routes::multipart::drain`]), so that the client gets to read the refusal.
-pub async fn drain(req: Request) {
-    if req.method() == Method::GET || req.method() == Method::HEAD {
-        return;
-    }
-    crate::routes::multipart::drain(req.into_body()).await;
 }

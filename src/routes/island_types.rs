@@ -13,8 +13,8 @@ use ts_rs::{Config, ExportError, TS};
 
 use crate::error_code::ErrorCode;
 use crate::routes::accounts::{AuthScreenProps, PendingVerificationProps, ProfileProps, VerifyEmailProps};
-use crate::routes::admin_blog::BlogEditorProps;
-use crate::routes::admin_insight::InsightProps;
+use crate::routes::admin::blog::BlogEditorProps;
+use crate::routes::admin::insight::InsightProps;
 use crate::routes::pages::home::{RecentIdentificationsProps, UploaderProps};
 use crate::routes::pages::shells::{HistoryProps, PwaSettingsProps, TestPageProps};
 

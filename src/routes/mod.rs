@@ -3,13 +3,6 @@
 //! Pages (server-rendered HTML) live in one module per resource; JSON lives under `api/`.
 pub mod accounts;
 pub mod admin;
-pub mod admin_blog;
-pub mod admin_corrections;
-pub mod admin_insight;
-pub mod admin_library;
-pub mod admin_quotas;
-pub mod admin_seo;
-pub mod admin_testimonials;
 pub mod api;
 pub mod assets;
 pub mod cache;
@@ -36,13 +29,13 @@ pub fn router(state: &AppState) -> Router<AppState> {
         .merge(accounts::router())
         .merge(admin::router())
         .merge(pwa::router())
-        .merge(admin_blog::router())
-        .merge(admin_library::router())
-        .merge(admin_quotas::router())
-        .merge(admin_seo::router())
-        .merge(admin_testimonials::router())
-        .merge(admin_corrections::router())
-        .merge(admin_insight::router())
+        .merge(admin::blog::router())
+        .merge(admin::library::router())
+        .merge(admin::quotas::router())
+        .merge(admin::seo::router())
+        .merge(admin::testimonials::router())
+        .merge(admin::corrections::router())
+        .merge(admin::insight::router())
         .merge(api::openapi::split().0)
         .merge(assets::service(&state.config.assets_dir))
         .fallback(errors::not_found)

@@ -277,30 +277,6 @@ impl Stream for MeteredField<'_> {
     }
 }
 
-/// Most of a refused request's body that is read and thrown away before the refusal is sent,
-/// and how long that may take. A client still writing its upload when the answer comes
-/// meets a closed connection ("broken pipe", or a browser's network error) instead of the
-/// answer, unless the server has read what it sent; a screenshot fits, a long video does
-/// not and is cut off. Nothing read is kept: each chunk is dropped as it comes.
-pub const DRAIN_BYTES: u64 = 4 << 20;
-pub const DRAIN_TIME: Duration = Duration::from_secs(5);
-
-/// Reads what is left of a refused request's body (at most [`DRAIN_BYTES`] raw bytes, for at
-/// most [`DRAIN_TIME`], keeping none of them), so that the client gets to read the refusal.
-pub async fn drain(body: Body) {
-    use http_body_util::BodyExt;
-    let read_away = async {
-        let mut body = body;
-        let mut left = DRAIN_BYTES;
-        while let Some(Ok(frame)) = body.frame().await {
-            let n = frame.data_ref().map_or(0, |d| d.len() as u64);
-            let Some(rest) = left.checked_sub(n) else { return };
-            left = rest;
-        }
-    };
-    let _ = tokio::time::timeout(DRAIN_TIME, read_away).await;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,7 +426,7 @@ mod tests {
     #[tokio::test]
     async fn draining_keeps_nothing_and_stops_at_its_budget() {
         let taken = Arc::new(AtomicU64::new(0));
-        drain(endless(&[0; 65536], taken.clone())).await;
-        assert_eq!(taken.load(Ordering::Relaxed), DRAIN_BYTES / 65536 + 1);
+        crate::middleware::drain::body(endless(&[0; 65536], taken.clone())).await;
+        assert_eq!(taken.load(Ordering::Relaxed), crate::middleware::drain::DRAIN_BYTES / 65536 + 1);
     }
 }

@@ -64,7 +64,7 @@ use futures::future::{BoxFuture, Either};
 use sha2::{Digest, Sha256};
 use tower::{Layer, Service, ServiceExt};
 
-use crate::csp::{CspNonce, NONCE_LEN};
+use crate::middleware::csp::{CspNonce, NONCE_LEN};
 use crate::services::content_version::Version;
 use crate::state::AppState;
 
@@ -277,7 +277,7 @@ where
         if method != Method::GET && method != Method::HEAD {
             // An edit by someone signed in: read the version again before answering the
             // next request, so that this node's next answer shows it.
-            if method != Method::OPTIONS && crate::auth::session_token(req.headers()).is_some() {
+            if method != Method::OPTIONS && crate::middleware::auth::session_token(req.headers()).is_some() {
                 let (inner, state) = (self.take_inner(), self.layer.state.clone());
                 return Either::Right(Either::Right(Box::pin(async move {
                     let res = inner.oneshot(req).await?;
@@ -294,7 +294,7 @@ where
         let headers = req.headers();
         let uri = req.uri();
         let keep = if headers.contains_key(header::AUTHORIZATION) { Keep::No } else { kept(uri.path(), uri.query()) };
-        let visitor = || crate::auth::session_token(headers).is_none();
+        let visitor = || crate::middleware::auth::session_token(headers).is_none();
         let answer_kept = match keep {
             Keep::No => false,
             Keep::Everyone => true,
@@ -311,7 +311,11 @@ where
             && let Some(answer) = answers.get(key, version, answers.library(state))
         {
             let if_none_match = headers.typed_get::<IfNoneMatch>();
-            let res = answer.answer(accepts_gzip(headers), if_none_match.as_ref(), &crate::csp::new_nonce_bytes());
+            let res = answer.answer(
+                accepts_gzip(headers),
+                if_none_match.as_ref(),
+                &crate::middleware::csp::new_nonce_bytes(),
+            );
             return Either::Left(ready(Ok(res)));
         }
         let fill = method == Method::GET && visitor();
@@ -340,12 +344,12 @@ where
     let gzip = accepts_gzip(req.headers());
     let if_none_match = req.headers().typed_get::<IfNoneMatch>();
     if let Some(answer) = answers.get(&key, version, library) {
-        return Ok(answer.answer(gzip, if_none_match.as_ref(), &crate::csp::new_nonce_bytes()));
+        return Ok(answer.answer(gzip, if_none_match.as_ref(), &crate::middleware::csp::new_nonce_bytes()));
     }
     if !fill {
         return inner.oneshot(req).await;
     }
-    let nonce = crate::csp::new_nonce_bytes();
+    let nonce = crate::middleware::csp::new_nonce_bytes();
     let nonce_text = std::str::from_utf8(&nonce).expect("base64 is ASCII").to_owned();
     req.extensions_mut().insert(CspNonce(nonce_text));
     let res = inner.oneshot(req).await?;
@@ -695,7 +699,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_gzipped_page_carries_each_answers_nonce() {
-        let made_with = crate::csp::new_nonce_bytes();
+        let made_with = crate::middleware::csp::new_nonce_bytes();
         let n = std::str::from_utf8(&made_with).unwrap();
         let page = format!(
             "{n}<html><script nonce=\"{n}\">a()</script>{}<script nonce=\"{n}\">b()</script></html>{n}",
@@ -704,7 +708,7 @@ mod tests {
         let answer = answer_of(&page, "text/html; charset=utf-8", &made_with);
         assert_eq!(answer.body.len(), 5);
         for _ in 0..3 {
-            let nonce = crate::csp::new_nonce_bytes();
+            let nonce = crate::middleware::csp::new_nonce_bytes();
             let expected = page.replace(n, std::str::from_utf8(&nonce).unwrap());
             let plain = answer.answer(false, None, &nonce);
             assert!(plain.headers().get(header::CONTENT_ENCODING).is_none());
@@ -721,7 +725,7 @@ mod tests {
 
     #[tokio::test]
     async fn gzipped_json_has_a_strong_tag_of_its_own() {
-        let nonce = crate::csp::new_nonce_bytes();
+        let nonce = crate::middleware::csp::new_nonce_bytes();
         let json = format!("{{\"site_name\":\"Reelfind\",\"about\":\"{}\"}}", "x".repeat(200));
         let answer = answer_of(&json, "application/json", &nonce);
         assert_eq!(answer.body.len(), 1);

@@ -7,8 +7,7 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFi
 use serde::Serialize;
 
 use crate::entities::{oauth_state, session, setting, user};
-use crate::services::profiles::AI_MODELS;
-use crate::services::settings::{DEFAULTS, SettingsStore, is_secret_key};
+use crate::services::settings::{SettingsStore, is_secret_key, registry};
 use crate::services::single_use_tokens::{self, Purpose};
 
 /// Engines an admin can allow (SPEC section 1, plus the offline Library engine).
@@ -33,95 +32,7 @@ pub fn validate_setting(key: &str, value: &str) -> Result<String, String> {
     if key.starts_with("analytics_tag_") {
         return crate::services::analytics_tag::validate(key, value);
     }
-    if !DEFAULTS.iter().any(|(k, _)| *k == key) {
-        return Err(format!("Unknown setting: {key}"));
-    }
-    let list = |v: &str| -> Vec<String> {
-        v.split(',').map(|s| s.trim().trim_start_matches('.').to_ascii_lowercase()).filter(|s| !s.is_empty()).collect()
-    };
-    let http_url = |v: &str| url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https"));
-    Ok(match key {
-        "max_file_size" => match v.parse::<u32>() {
-            Ok(n) if (1..=2048).contains(&n) => n.to_string(),
-            _ => return Err("Maximum file size must be a whole number of MB between 1 and 2048".into()),
-        },
-        "allowed_file_types" => {
-            let types = list(v);
-            if types.is_empty() || types.iter().any(|t| t.len() > 10 || !t.chars().all(|c| c.is_ascii_alphanumeric())) {
-                return Err("Allowed file types must be a comma-separated list of extensions like jpg,png,mp4".into());
-            }
-            types.join(",")
-        }
-        "ai_primary_model" => {
-            let m = v.to_ascii_lowercase();
-            if !AI_MODELS.contains(&m.as_str()) {
-                return Err(format!("Primary AI model must be one of: {}", AI_MODELS.join(", ")));
-            }
-            m
-        }
-        "allowed_engines" => {
-            let engines = list(v);
-            if let Some(bad) = engines.iter().find(|e| !ENGINES.contains(&e.as_str())) {
-                return Err(format!("Unknown engine: {bad}"));
-            }
-            engines.join(",")
-        }
-        "require_email_verification" => match v {
-            "true" | "on" | "1" => "true".into(),
-            "false" | "off" | "0" | "" => "false".into(),
-            _ => return Err("Require email verification must be true or false".into()),
-        },
-        "github_url" | "twitter_url" | "linkedin_url" | "company_url" => {
-            if !v.is_empty() && !http_url(v) {
-                return Err(format!("{key} must be an http(s) URL"));
-            }
-            v.to_owned()
-        }
-        "terms_url" => {
-            if !(v.is_empty() || (v.starts_with('/') && !v.starts_with("//")) || http_url(v)) {
-                return Err("terms_url must be a path like /terms-of-service or an http(s) URL".into());
-            }
-            v.to_owned()
-        }
-        "contact_email" => {
-            if !v.is_empty() && (!v.contains('@') || v.len() > 254 || v.contains(char::is_whitespace)) {
-                return Err("Contact email must be an email address".into());
-            }
-            v.to_owned()
-        }
-        "analytics_retention_days" => match v.parse::<i64>() {
-            Ok(n) if crate::services::analytics::RETENTION_RANGE.contains(&n) => n.to_string(),
-            _ => return Err("Analytics retention must be a whole number of days between 1 and 3650".into()),
-        },
-        "api_quota_per_minute" | "api_quota_per_day" | "api_quota_concurrent" => {
-            use crate::services::api_quota as q;
-            let (max, what) = match key {
-                "api_quota_per_minute" => (q::MAX_PER_MINUTE, "API requests per minute"),
-                "api_quota_per_day" => (q::MAX_PER_DAY, "API requests per day"),
-                _ => (q::MAX_CONCURRENT, "Concurrent API requests"),
-            };
-            match v.parse::<u32>() {
-                Ok(n) if (1..=max).contains(&n) => n.to_string(),
-                _ => return Err(format!("{what} must be a whole number between 1 and {max}")),
-            }
-        }
-        "api_cors_origins" => crate::api_keys::clean_origins(v)?,
-        "tmdb_region" => {
-            if !(v.len() == 2 && v.chars().all(|c| c.is_ascii_alphabetic())) {
-                return Err("TMDB region must be a two-letter country code".into());
-            }
-            v.to_ascii_uppercase()
-        }
-        _ => {
-            if v.chars().count() > 1000 {
-                return Err(format!("{key} must be at most 1000 characters"));
-            }
-            if v.chars().any(|c| c.is_control() && c != '\n' && c != '\r') {
-                return Err(format!("{key} contains characters that are not allowed"));
-            }
-            v.to_owned()
-        }
-    })
+    registry::setting(key).ok_or_else(|| format!("Unknown setting: {key}"))?.check(value)
 }
 
 /// Validates every pair first, then stores them all; nothing is written if one is bad.

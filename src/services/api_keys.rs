@@ -206,6 +206,31 @@ pub async fn resolve(db: &impl ConnectionTrait, token: &str) -> Result<Option<Re
     Ok(Some(Resolved { user: crate::services::sessions::current_user(&u), key }))
 }
 
+/// Checks the `api_cors_origins` setting: comma-separated `scheme://host[:port]` origins.
+pub fn clean_origins(v: &str) -> Result<String, String> {
+    let mut out = Vec::new();
+    for raw in v.split([',', '\n']).map(str::trim).filter(|s| !s.is_empty()) {
+        let origin = url::Url::parse(raw)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some())
+            .filter(|u| u.path() == "/" && u.query().is_none() && u.fragment().is_none() && u.username().is_empty())
+            .map(|u| u.origin().ascii_serialization())
+            .ok_or_else(|| {
+                format!(
+                    "\"{}\" is not an origin like https://app.example.com",
+                    raw.chars().take(80).collect::<String>()
+                )
+            })?;
+        if !out.contains(&origin) {
+            out.push(origin);
+        }
+    }
+    if out.len() > 50 {
+        return Err("List at most 50 allowed origins".into());
+    }
+    Ok(out.join(","))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +254,17 @@ mod tests {
         assert!(clean_name("   ").is_err());
         assert!(clean_name(&"x".repeat(81)).is_err());
         assert!(clean_name("a\u{0}b").is_err());
+    }
+
+    #[test]
+    fn origins_are_normalised() {
+        assert_eq!(
+            clean_origins("https://app.example.com, http://localhost:5173/ ,https://app.example.com").unwrap(),
+            "https://app.example.com,http://localhost:5173"
+        );
+        assert_eq!(clean_origins("").unwrap(), "");
+        assert!(clean_origins("app.example.com").is_err());
+        assert!(clean_origins("https://app.example.com/path").is_err());
+        assert!(clean_origins("ftp://x.example").is_err());
     }
 }

@@ -39,6 +39,13 @@ impl CurrentUser {
     pub fn is_admin(&self) -> bool {
         self.role.is_admin()
     }
+
+    /// The signed-in person's whole row, read afresh: what a request shows or changes beyond
+    /// the session's summary (settings, password, profile). `None` when the account was
+    /// deleted since the session was read (callers answer as to someone signed out).
+    pub async fn row(&self, db: &impl ConnectionTrait) -> Result<Option<user::Model>, sea_orm::DbErr> {
+        user::Entity::find_by_id(self.id).one(db).await
+    }
 }
 
 impl From<&user::Model> for CurrentUser {

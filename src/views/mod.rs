@@ -9,8 +9,8 @@ use axum::http::request::Parts;
 use serde::Serialize;
 use ts_rs::TS;
 
-use crate::auth::MaybeUser;
 use crate::error::AppError;
+use crate::middleware::auth::MaybeUser;
 use crate::services::seo;
 use crate::services::settings::{SettingsExt, SettingsMap};
 use crate::services::users::CurrentUser;
@@ -241,7 +241,7 @@ where
         let MaybeUser(user) = MaybeUser::from_request_parts(parts, s).await.unwrap_or(MaybeUser(None));
         let settings = state.settings().await?;
         let mut ctx = PageCtx::build(&state, &settings, user, parts.uri.path());
-        if let Some(n) = parts.extensions.get::<crate::csp::CspNonce>() {
+        if let Some(n) = parts.extensions.get::<crate::middleware::csp::CspNonce>() {
             ctx.csp_nonce = n.0.clone();
         }
         Ok(ctx)

@@ -5,7 +5,7 @@
  * Every chart is an image with a one-sentence summary for screen readers and a data table
  * under "Show the numbers".
  *
- * Props (`InsightProps`, generated from src/routes/admin_insight.rs): data.
+ * Props (`InsightProps`, generated from src/routes/admin/insight.rs): data.
  */
 import {
   BarController,

@@ -12,8 +12,8 @@
 use image::DynamicImage;
 
 use crate::library::frames::{FRAME_SIDE, frame_view};
-use crate::library::hash::{self, CROP_SCALE, FrameHash, Hash, MIN_QUALITY};
-use crate::library::query::StillQuery;
+use crate::library::picture::hash::{self, CROP_SCALE, FrameHash, Hash, MIN_QUALITY};
+use crate::library::still::query::StillQuery;
 
 /// Which hash of a remembered picture an entry holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,7 +59,7 @@ pub struct Probe {
 /// taken at scene changes, in time order; these are spread over them).
 pub const CLIP_FRAMES: usize = 4;
 
-fn hashes_of(cuts: &[crate::library::query::Cut], out: &mut Vec<Hash>) {
+fn hashes_of(cuts: &[crate::library::still::query::Cut], out: &mut Vec<Hash>) {
     for c in cuts {
         let h = c.hash();
         if h.quality >= MIN_QUALITY {

@@ -18,8 +18,8 @@ use std::sync::RwLock;
 use rayon::prelude::*;
 
 use super::hashes::Section;
-use crate::library::hash::Hash;
 use crate::library::index::entries::{self, EntryIndex, IndexError, Probe, Timeline, VideoEntries};
+use crate::library::picture::hash::Hash;
 
 /// A first word further than this cannot belong to an entry we would accept. The accept
 /// thresholds ([`super::WHOLE_ACCEPT`], [`super::CENTRE_ACCEPT`]) leave at most that many bits

@@ -62,7 +62,7 @@ pub struct Near {
 /// `index` is the seam the Library's searches ask too: this node's [`EmbeddedIndex`], or the
 /// external engine's memory collection.
 pub fn candidates(index: &dyn EntryIndex, probe: &Probe) -> Result<Vec<Near>, IndexError> {
-    let near = |section: Section, hashes: &[crate::library::hash::Hash], radius: u32| {
+    let near = |section: Section, hashes: &[crate::library::picture::hash::Hash], radius: u32| {
         let probe = entries::Probe { section: section.entries(), hashes, radius, limit: HIT_CAP, many: false };
         index.near(&probe)
     };

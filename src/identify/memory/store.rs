@@ -21,8 +21,8 @@ use super::hashes::{Probe, Section};
 use super::index::EmbeddedIndex;
 use super::{Near, REFRESH_EVERY, candidates, decide};
 use crate::entities::{remembered_answer, remembered_hash};
-use crate::library::hash::Hash;
 use crate::library::index::entries::{EntryIndex, IndexError, VideoEntries};
+use crate::library::picture::hash::Hash;
 
 /// Indexes smaller than this are scanned on the request's own thread.
 const INLINE_SCAN: usize = 20_000;

@@ -18,7 +18,7 @@
 //! The write side ([`EntryIndex::put`], [`EntryIndex::remove`]) is what indexing uses.
 use std::sync::Arc;
 
-use crate::library::hash::Hash;
+use crate::library::picture::hash::Hash;
 
 /// Which entries of an owner a search looks at: the tiers the index is cut into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,6 +1,6 @@
 //! The first [`EntryIndex`]: one immutable segment file per owner in one folder (see
-//! [`store`](crate::library::store) for the format), memory-mapped, and scanned on every core
-//! (see [`scan`](crate::library::scan)). No server, no database: the page cache is the cache.
+//! [`store`](crate::library::index::store) for the format), memory-mapped, and scanned on every core
+//! (see [`scan`](crate::library::index::scan)). No server, no database: the page cache is the cache.
 //!
 //! The library's folder keeps its segments in `segments/`; another collection (remembered
 //! answers, say) keeps its own folder and its own `MappedIndex`.
@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use super::entries::{EntryIndex, Hit, IndexError, Probe, Section, Timeline, TimelineSource, VideoEntries};
-use crate::library::scan::{self, PREFILTER, PREFILTER_MANY};
-use crate::library::store::{self, Segment};
+use crate::library::index::scan::{self, PREFILTER, PREFILTER_MANY};
+use crate::library::index::store::{self, Segment};
 
 /// Segment files in one folder, the mapped ones by owner.
 pub struct MappedIndex {
@@ -151,7 +151,7 @@ struct SectionOf {
 }
 
 impl TimelineSource for SectionOf {
-    fn hash(&self, i: usize) -> crate::library::hash::Hash {
+    fn hash(&self, i: usize) -> crate::library::picture::hash::Hash {
         self.segment.hash(self.range.start + i)
     }
     fn times(&self) -> &[u32] {
@@ -165,7 +165,7 @@ impl TimelineSource for SectionOf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::library::hash::Hash;
+    use crate::library::picture::hash::Hash;
 
     fn entry(seed: u64, ms: u32) -> (Hash, u32) {
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

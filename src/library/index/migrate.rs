@@ -12,7 +12,7 @@
 use super::LibraryIndex;
 use super::backend::Backend;
 use super::entries::{EntryIndex, IndexError, Section, VideoEntries};
-use crate::library::hash::Hash;
+use crate::library::picture::hash::Hash;
 
 /// What a migration did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use super::entries::{EntryIndex, Hit, IndexError, Probe, Section, Timeline, VideoEntries};
-use crate::library::hash::Hash;
 use crate::library::milvus::{IndexPlan, Milvus, MilvusError, MilvusUrl, NPROBE_SHARE, Row};
+use crate::library::picture::hash::Hash;
 
 /// The `entry` of an owner's completion mark in the `meta` partition.
 pub const MARK: u32 = 0x0fff_ffff;

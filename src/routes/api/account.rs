@@ -20,7 +20,6 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Json};
-use sea_orm::EntityTrait;
 use serde::Deserialize;
 
 use super::Message;
@@ -28,8 +27,8 @@ use crate::routes::extract::{JsonOrForm, is_form};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::{self, ClientAddr, RequireUser, SessionInfo};
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::middleware::auth::{self, ClientAddr, RequireUser, SessionInfo};
 use crate::services::account::{self, AccountError};
 use crate::services::account_limits::{REAUTH_USER, RESET_ADDR, RESET_EMAIL};
 use crate::services::password_reset::{self, ResetError};
@@ -499,10 +498,7 @@ async fn delete_account(
     JsonOrForm { body: b, form }: JsonOrForm<DeleteBody>,
 ) -> AppResult<Response> {
     let outcome = async {
-        let u = crate::entities::user::Entity::find_by_id(me.id)
-            .one(&state.db)
-            .await?
-            .ok_or_else(|| AppError::NotAuthenticated)?;
+        let u = me.row(&state.db).await?.ok_or(AppError::NotAuthenticated)?;
         if u.password_hash.is_some() {
             if b.password.is_empty() {
                 return Err(AppError::BadRequest("Please enter your password to delete your account".into()));

@@ -9,16 +9,15 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{DateTime, Utc};
-use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 
 use super::Message;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::{self, ClientAddr, RequireUser};
 use crate::entities::user;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::middleware::auth::{self, ClientAddr, RequireUser};
 use crate::routes::extract::{JsonOrForm, is_form};
 use crate::services::account_limits::{self, Verdict};
 use crate::services::throttle::address_subject;
@@ -427,7 +426,7 @@ async fn logout(State(state): State<AppState>, headers: HeaderMap) -> AppResult<
 #[utoipa::path(get, path = "/user", tag = "accounts", security(("session" = [])),
     responses((status = 200, description = "The signed-in user", body = UserResponse), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn current_user(State(state): State<AppState>, RequireUser(me): RequireUser) -> AppResult<Json<UserResponse>> {
-    let u = user::Entity::find_by_id(me.id).one(&state.db).await?.ok_or_else(|| AppError::NotAuthenticated)?;
+    let u = me.row(&state.db).await?.ok_or(AppError::NotAuthenticated)?;
     Ok(Json(UserResponse::from(&u)))
 }
 

@@ -1,4 +1,9 @@
 //! `/api/admin/*`: every handler takes [`RequireAdmin`] (401 signed out, 403 non-admin).
+pub mod blog;
+pub mod corrections;
+pub mod insight;
+pub mod library;
+pub mod testimonials;
 use std::collections::BTreeMap;
 
 use axum::Json;
@@ -9,8 +14,8 @@ use crate::routes::extract::JsonBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::RequireAdmin;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::middleware::auth::RequireAdmin;
 use crate::services::admin::{self, Integrity, UpdateError, UserList};
 use crate::state::AppState;
 

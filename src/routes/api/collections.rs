@@ -9,8 +9,8 @@ use crate::routes::extract::JsonBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::MaybeUser;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::middleware::auth::MaybeUser;
 use crate::services::collections::{self, Added, CollectionError, CollectionItemView, NewItem};
 use crate::services::users::CurrentUser;
 use crate::state::AppState;

@@ -11,13 +11,12 @@ use tokio::time::Instant;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::{ClientAddr, RequireUser};
-use crate::entities::user;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::identify::engine::TitleKind;
 use crate::identify::memory::correct;
 use crate::identify::metadata::{Cache, TitleHit, Tmdb};
 use crate::identify::result::IdentificationResult;
+use crate::middleware::auth::{ClientAddr, RequireUser};
 use crate::routes::extract::JsonBody;
 use crate::services::feedback::{self, FEEDBACK_ADDR, FEEDBACK_USER, TITLE_SEARCH_USER, Title, Verdict, VoteError};
 use crate::services::throttle::address_subject;
@@ -156,7 +155,7 @@ async fn give_feedback(
         }
         _ => None,
     };
-    let voter_row = user::Entity::find_by_id(me.id).one(&state.db).await?.ok_or(AppError::NotAuthenticated)?;
+    let voter_row = me.row(&state.db).await?.ok_or(AppError::NotAuthenticated)?;
     let verdict = if right { Verdict::Right } else { Verdict::Wrong(picked.clone()) };
     let voted =
         feedback::vote(&state.db, feedback::Voter { user: &voter_row, origin: origin(&state, addr) }, &id, verdict)

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth;
+use crate::middleware::auth;
 use crate::services::{google, sessions};
 use crate::state::AppState;
 

@@ -4,7 +4,6 @@ use axum::Json;
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::time::Instant;
@@ -14,8 +13,6 @@ use utoipa_axum::routes;
 
 use super::identify_errors::timeout_error;
 use super::identify_form::{form_error, read_form};
-use crate::auth::{ClientAddr, MaybeUser, RequireUser};
-use crate::entities::user;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
 use crate::identify::admission::Refused;
 use crate::identify::engine::Mode;
@@ -26,7 +23,9 @@ use crate::identify::result::IdentificationResult;
 use crate::identify::runs;
 use crate::identify::store::{self, HistoryItem, TopItem};
 use crate::identify::upload::{UploadRules, WorkDir};
-use crate::routes::extract::{JsonBody, drain};
+use crate::middleware::auth::{ClientAddr, MaybeUser, RequireUser};
+use crate::middleware::drain;
+use crate::routes::extract::JsonBody;
 use crate::routes::multipart::{BodyLimits, MeteredForm};
 use crate::services::analytics;
 use crate::services::settings::SettingsExt;
@@ -151,7 +150,7 @@ async fn identify_request(
         crate::identify::guard::check_rate(&state.db, config, user.as_ref().map(|u| u.id), addr).await?;
         // A guest's free identification is reserved before the work and given back if it fails.
         AppResult::Ok(match &user {
-            None => Some(reserve_guest(&state.db, crate::auth::guest_id(&state, &headers), addr).await?),
+            None => Some(reserve_guest(&state.db, crate::middleware::auth::guest_id(&state, &headers), addr).await?),
             Some(_) => None,
         })
     };
@@ -159,7 +158,7 @@ async fn identify_request(
         Ok(guest) => guest,
         Err(e) => {
             // Read away raw and bounded (never parsed), so the client can read the refusal.
-            drain(body).await;
+            drain::request(body).await;
             return Err(e);
         }
     };
@@ -186,7 +185,7 @@ async fn identify_request(
     res.extensions_mut().insert(identified);
     if let Some(g) = guest {
         if g.new_cookie {
-            res.headers_mut().append(header::SET_COOKIE, crate::auth::guest_cookie(&state, &g.guest_id));
+            res.headers_mut().append(header::SET_COOKIE, crate::middleware::auth::guest_cookie(&state, &g.guest_id));
         }
         g.commit();
     }
@@ -243,7 +242,7 @@ async fn run_identify(
     let upload_ms = started.elapsed().as_millis() as u64;
 
     let user_default = match &user {
-        Some(u) => user::Entity::find_by_id(u.id).one(&state.db).await?.and_then(|u| u.default_ai_model),
+        Some(u) => u.row(&state.db).await?.and_then(|u| u.default_ai_model),
         None => None,
     };
     let secs = deadline_secs(state.identify_deps(), form.upload.kind, form.use_audio_analysis);
@@ -308,7 +307,7 @@ struct OwnerResult {
 async fn show(
     State(state): State<AppState>,
     MaybeUser(me): MaybeUser,
-    crate::api_keys::MaybeApiKey(key): crate::api_keys::MaybeApiKey,
+    crate::middleware::api_keys::MaybeApiKey(key): crate::middleware::api_keys::MaybeApiKey,
     Path(id): Path<String>,
 ) -> AppResult<Response> {
     let gone = || AppError::NotFoundMsg(GONE.into());

@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::RequireUser;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::middleware::auth::RequireUser;
 use crate::routes::extract::JsonBody;
 use crate::services::api_keys::{self, CreatedKey, KeyError, KeyView};
 use crate::services::throttle::Limit;

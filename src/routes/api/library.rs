@@ -9,9 +9,9 @@ use axum::response::IntoResponse;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::ClientAddr;
 use crate::error::{AppError, AppResult, ErrorBody};
 use crate::library::preview::PreviewError;
+use crate::middleware::auth::ClientAddr;
 use crate::services::throttle::{Limit, address_subject};
 use crate::state::AppState;
 

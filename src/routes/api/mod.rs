@@ -2,11 +2,6 @@
 pub mod account;
 pub mod accounts;
 pub mod admin;
-pub mod admin_blog;
-pub mod admin_corrections;
-pub mod admin_insight;
-pub mod admin_library;
-pub mod admin_testimonials;
 pub mod blog;
 pub mod collections;
 pub mod feedback;
@@ -35,11 +30,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(accounts::router())
         .merge(account::router())
         .merge(admin::router())
-        .merge(admin_blog::router())
-        .merge(admin_library::router())
-        .merge(admin_testimonials::router())
-        .merge(admin_corrections::router())
-        .merge(admin_insight::router())
+        .merge(admin::blog::router())
+        .merge(admin::library::router())
+        .merge(admin::testimonials::router())
+        .merge(admin::corrections::router())
+        .merge(admin::insight::router())
         .merge(google::router())
         .merge(profiles::router())
         .merge(identify::router())

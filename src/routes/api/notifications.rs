@@ -16,8 +16,8 @@ use serde_json::Value;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::RequireUser;
 use crate::error::{AppError, AppResult, ErrorBody, ErrorCode};
+use crate::middleware::auth::RequireUser;
 use crate::routes::extract::JsonBody;
 use crate::services::account_limits;
 use crate::services::push::{self, Preferences, PushError, SubscriptionJson};

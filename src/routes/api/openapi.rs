@@ -48,7 +48,7 @@ impl Modify for Security {
         components.add_security_scheme(
             "session",
             SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
-                crate::auth::SESSION_COOKIE,
+                crate::middleware::auth::SESSION_COOKIE,
                 "The browser session set by sign-in. Writes with it must come from the site's origin.",
             ))),
         );

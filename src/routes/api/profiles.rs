@@ -3,16 +3,15 @@
 use axum::Json;
 use axum::extract::State;
 use chrono::{DateTime, Utc};
-use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 
 use crate::routes::extract::JsonBody;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::RequireUser;
 use crate::entities::user;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::middleware::auth::RequireUser;
 use crate::services::achievements::{self, Earned, Locked};
 use crate::services::profiles::{self, ProfileError};
 use crate::state::AppState;
@@ -81,14 +80,10 @@ pub async fn profile_response(state: &AppState, u: &user::Model) -> AppResult<Pr
     })
 }
 
-async fn load(state: &AppState, id: i64) -> AppResult<user::Model> {
-    user::Entity::find_by_id(id).one(&state.db).await?.ok_or_else(|| AppError::NotAuthenticated)
-}
-
 #[utoipa::path(get, path = "/profiles/me", tag = "profile", security(("session" = [])),
     responses((status = 200, description = "Your profile", body = ProfileResponse), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn me(State(state): State<AppState>, RequireUser(me): RequireUser) -> AppResult<Json<ProfileResponse>> {
-    let u = load(&state, me.id).await?;
+    let u = me.row(&state.db).await?.ok_or(AppError::NotAuthenticated)?;
     Ok(Json(profile_response(&state, &u).await?))
 }
 
@@ -123,7 +118,7 @@ async fn update_me(
 #[utoipa::path(get, path = "/profiles/preferences", tag = "profile", security(("session" = [])),
     responses((status = 200, description = "Your default engine", body = Preferences), (status = 401, description = "Not signed in", body = ErrorBody)))]
 async fn preferences(State(state): State<AppState>, RequireUser(me): RequireUser) -> AppResult<Json<Preferences>> {
-    let u = load(&state, me.id).await?;
+    let u = me.row(&state.db).await?.ok_or(AppError::NotAuthenticated)?;
     Ok(Json(Preferences { default_ai_model: u.default_ai_model.unwrap_or_else(|| "auto".into()) }))
 }
 

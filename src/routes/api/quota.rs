@@ -6,9 +6,9 @@ use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::api_keys::{MaybeApiKey, set_rate_headers};
-use crate::auth::{RequireAdmin, RequireUser};
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::middleware::api_keys::{MaybeApiKey, set_rate_headers};
+use crate::middleware::auth::{RequireAdmin, RequireUser};
 use crate::routes::extract::JsonBody;
 use crate::services::api_quota::{self as quota, Overrides, QuotaReport};
 use crate::services::quota_overrides::{self as overrides, QuotaOverview};

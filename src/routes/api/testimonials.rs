@@ -6,8 +6,8 @@ use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::auth::MaybeUser;
 use crate::error::{AppError, AppResult, ErrorBody};
+use crate::middleware::auth::MaybeUser;
 use crate::routes::extract::JsonBody;
 use crate::services::testimonials::{self, ModerationItem, NewTestimonial, TestimonialError, TestimonialView};
 use crate::state::AppState;

@@ -4,7 +4,6 @@ use askama_web::WebTemplate;
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::routing::get;
-use sea_orm::EntityTrait;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use ts_rs::TS;
@@ -304,9 +303,7 @@ async fn home(State(state): State<AppState>, ctx: PageCtx, Query(q): Query<HomeP
     let shared_id = q.id.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty() && s.len() <= 128);
     let models = crate::routes::api::site::availability(&state, &settings);
     let user_default = match &ctx.user {
-        Some(u) => {
-            crate::entities::user::Entity::find_by_id(u.id).one(&state.db).await?.and_then(|u| u.default_ai_model)
-        }
+        Some(u) => u.row(&state.db).await?.and_then(|u| u.default_ai_model),
         None => None,
     };
     let uploader_view = uploader_view(&settings, &models, user_default.as_deref());

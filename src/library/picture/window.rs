@@ -1,0 +1,290 @@
+//! A picture inside a picture: a video in a window of a web page or a desktop, or shown small
+//! over another video (picture-in-picture). What is around it is neither flat nor a blurred
+//! copy of it (see [`borders`](crate::library::picture::borders)) and need not be centred, so the bars and shape
+//! tiers miss it, and it is not tilted as a phone photo's screen is (see
+//! [`screen`](crate::library::picture::screen)): its edges are two rows and two columns of the picture where
+//! the content steps abruptly along most of their length.
+//!
+//! Every pixel of a row (column) says whether the picture steps across it clearly more than
+//! just beside it; the columns (rows) holding such steps along a stretch become candidate
+//! lines; every rectangle of four candidate lines is scored by the share of its sides that
+//! hold their step, and the best few are cut out and squeezed to the frame square as more
+//! query hypotheses. Like the screen tier, it only adds hypotheses to a still that found
+//! nothing close the ordinary way.
+use image::{DynamicImage, RgbImage};
+
+/// The picture is looked at from a copy with at most this many pixels a side.
+pub(in crate::library) const LOOK_SIDE: u32 = 512;
+/// A pixel is on an edge when the picture steps across it (from one neighbour to the other)
+/// by at least this many gray levels...
+const MIN_STEP: i32 = 10;
+/// ... and by at least `RATIO_NUM / RATIO_DEN` times the step over the two pixels on either
+/// side of it: a window's edge is sharper than the texture of the content on both sides.
+const RATIO_NUM: i32 = 3;
+const RATIO_DEN: i32 = 2;
+/// A candidate line holds its edge along at least this share of a stretch of
+/// [`STRETCH`] of the picture's height (width).
+const LINE_SHARE: f32 = 0.6;
+/// See [`LINE_SHARE`].
+const STRETCH: f32 = 0.12;
+/// At most this many candidate lines each way (the best ones; two within [`NEAR`] pixels are one).
+const MAX_LINES: usize = 24;
+/// Lines (and windows' corners) this close, in pixels of the look copy, are one.
+const NEAR: usize = 3;
+/// Three sides of a window hold their edge along at least this share of their length...
+const MIN_SIDE: f32 = 0.5;
+/// ... the fourth along at least this share (what is around a window may be as busy as the
+/// picture along one side)...
+const MIN_WEAKEST: f32 = 0.25;
+/// ... and the four sides this share on average.
+const MIN_MEAN: f32 = 0.7;
+/// A window covers at least this share of the picture, and at most [`MAX_AREA`] (a picture
+/// barely larger than its window is a frame with bars, for the borders).
+const MIN_AREA: f32 = 0.04;
+const MAX_AREA: f32 = 0.85;
+/// Width over height of a window: a phone's portrait video to a wide film.
+const ASPECT: (f32, f32) = (0.5, 2.8);
+/// At most this many windows are tried (best first).
+const MAX_WINDOWS: usize = 3;
+
+/// One window: its edges' columns and rows in the look copy (`left < right`, `top < bottom`,
+/// the edge pixels themselves), and the mean share of its sides that hold their edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Window {
+    pub left: usize,
+    pub right: usize,
+    pub top: usize,
+    pub bottom: usize,
+    pub score: f32,
+}
+
+/// The step across every pixel of `img` (from one neighbour to the other, the largest of the
+/// three channels': a picture may meet what is around it at one brightness in another hue),
+/// along rows (`along_rows`) or along columns; 0 on the outermost pixels. Row-major.
+fn steps(img: &RgbImage, along_rows: bool) -> Vec<u8> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let px = img.as_raw();
+    // The two neighbours of a pixel are `(dx, dy)` before and after it.
+    let (dx, dy) = if along_rows { (1, 0) } else { (0, 1) };
+    let mut out = vec![0u8; w * h];
+    for y in dy..h.saturating_sub(dy) {
+        for x in dx..w.saturating_sub(dx) {
+            let (a, b) = (((y - dy) * w + x - dx) * 3, ((y + dy) * w + x + dx) * 3);
+            out[y * w + x] = (0..3).map(|c| px[a + c].abs_diff(px[b + c])).max().unwrap_or(0);
+        }
+    }
+    out
+}
+
+/// Running counts of edge pixels along every line one way: `sums[line * (len + 1) + i]` is
+/// the number of edge pixels among the first `i` of `line`.
+struct Lines {
+    len: usize,
+    sums: Vec<u32>,
+}
+
+impl Lines {
+    /// Vertical lines (`vertical`: columns, each pixel judged across its row) or horizontal
+    /// ones (rows, judged across their column). A pixel is on an edge when the step across
+    /// it is at least [`MIN_STEP`] and [`RATIO_NUM`]`/`[`RATIO_DEN`] times the steps across the
+    /// pixels two away on either side (the step over the two pixels beside it).
+    fn of(img: &RgbImage, vertical: bool) -> Lines {
+        let (w, h) = (img.width() as usize, img.height() as usize);
+        let step = steps(img, vertical);
+        let (count, len) = if vertical { (w, h) } else { (h, w) };
+        let mut sums = vec![0u32; count * (len + 1)];
+        // Pixel `i` of line `line`, and the pixels two away across the line.
+        let at = |line: usize, i: usize| if vertical { i * w + line } else { line * w + i };
+        for line in 3..count.saturating_sub(3) {
+            let base = line * (len + 1);
+            for i in 0..len {
+                let across = step[at(line, i)] as i32;
+                let beside = step[at(line - 2, i)].max(step[at(line + 2, i)]) as i32;
+                let edge = across >= MIN_STEP && across * RATIO_DEN >= RATIO_NUM * beside;
+                sums[base + i + 1] = sums[base + i] + u32::from(edge);
+            }
+        }
+        Lines { len, sums }
+    }
+
+    /// The share of pixels `from..to` of `line` on an edge.
+    fn share(&self, line: usize, from: usize, to: usize) -> f32 {
+        if to <= from {
+            return 0.0;
+        }
+        let base = line * (self.len + 1);
+        (self.sums[base + to] - self.sums[base + from]) as f32 / (to - from) as f32
+    }
+
+    /// The lines that hold an edge along a stretch (see [`LINE_SHARE`]), best first, at most
+    /// [`MAX_LINES`], no two within [`NEAR`].
+    fn candidates(&self) -> Vec<usize> {
+        let count = self.sums.len() / (self.len + 1);
+        let stretch = ((self.len as f32 * STRETCH) as usize).max(8).min(self.len);
+        let mut best: Vec<(f32, usize)> = (0..count)
+            .filter_map(|line| {
+                let top = (0..=self.len - stretch)
+                    .step_by(2)
+                    .map(|i| self.share(line, i, i + stretch))
+                    .fold(0.0f32, f32::max);
+                (top >= LINE_SHARE).then_some((top, line))
+            })
+            .collect();
+        best.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut kept: Vec<usize> = Vec::new();
+        for (_, line) in best {
+            if kept.iter().all(|&k| k.abs_diff(line) > NEAR) {
+                kept.push(line);
+                if kept.len() == MAX_LINES {
+                    break;
+                }
+            }
+        }
+        kept
+    }
+}
+
+/// The windows of `img`, best first, at most [`MAX_WINDOWS`], no two with every edge within
+/// [`NEAR`] of each other's.
+pub fn find_windows(img: &RgbImage) -> Vec<Window> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    if w < 64 || h < 64 {
+        return Vec::new();
+    }
+    let (columns, rows) = (Lines::of(img, true), Lines::of(img, false));
+    let (xs, ys) = (columns.candidates(), rows.candidates());
+    let area = (w * h) as f32;
+    let mut found: Vec<Window> = Vec::new();
+    for &left in &xs {
+        for &right in xs.iter().filter(|&&r| r > left + 16) {
+            for &top in &ys {
+                for &bottom in ys.iter().filter(|&&b| b > top + 16) {
+                    let (ww, wh) = ((right - left) as f32, (bottom - top) as f32);
+                    let share = ww * wh / area;
+                    let aspect = ww / wh;
+                    if !(MIN_AREA..=MAX_AREA).contains(&share) || !(ASPECT.0..=ASPECT.1).contains(&aspect) {
+                        continue;
+                    }
+                    // Each side away from its corners, where the other edge blurs into it.
+                    let mut sides = [
+                        columns.share(left, top + 2, bottom - 1),
+                        columns.share(right, top + 2, bottom - 1),
+                        rows.share(top, left + 2, right - 1),
+                        rows.share(bottom, left + 2, right - 1),
+                    ];
+                    let score = sides.iter().sum::<f32>() / 4.0;
+                    sides.sort_by(f32::total_cmp);
+                    if sides[0] >= MIN_WEAKEST && sides[1] >= MIN_SIDE && score >= MIN_MEAN {
+                        found.push(Window { left, right, top, bottom, score });
+                    }
+                }
+            }
+        }
+    }
+    // The best first; of near-equal scores, the larger (a player's frame around its picture
+    // is tried too, below).
+    found.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(((b.right - b.left) * (b.bottom - b.top)).cmp(&((a.right - a.left) * (a.bottom - a.top))))
+    });
+    let mut kept: Vec<Window> = Vec::new();
+    for c in found {
+        let same = |k: &Window| {
+            k.left.abs_diff(c.left) <= NEAR
+                && k.right.abs_diff(c.right) <= NEAR
+                && k.top.abs_diff(c.top) <= NEAR
+                && k.bottom.abs_diff(c.bottom) <= NEAR
+        };
+        if !kept.iter().any(same) {
+            kept.push(c);
+            if kept.len() == MAX_WINDOWS {
+                break;
+            }
+        }
+    }
+    kept
+}
+
+/// The windows of a picture, each cut out of `gray` (the picture in gray, inside the
+/// window's edge pixels) and squeezed to a `side`² square; empty when there is none.
+pub(in crate::library) fn window_squares(image: &DynamicImage, gray: &image::GrayImage, side: usize) -> Vec<Vec<u8>> {
+    let (lw, lh) = crate::library::picture::warp::look_size(gray.dimensions(), LOOK_SIDE);
+    let small = image.thumbnail_exact(lw, lh).to_rgb8();
+    window_shares(&small).into_iter().filter_map(|share| cut_window(gray, share, side)).collect()
+}
+
+/// The windows of `small` (a picture at most [`LOOK_SIDE`] pixels a side) inside their edge
+/// pixels (half blended with what is around), in shares of its sides: `[left, top, right,
+/// bottom]`, to cut this or another picture of the same geometry by.
+pub(in crate::library) fn window_shares(small: &RgbImage) -> Vec<[f32; 4]> {
+    let (lw, lh) = (small.width() as f32, small.height() as f32);
+    find_windows(small)
+        .into_iter()
+        .map(|win| {
+            [(win.left as f32 + 1.0) / lw, (win.top as f32 + 1.0) / lh, win.right as f32 / lw, win.bottom as f32 / lh]
+        })
+        .collect()
+}
+
+/// The part of `gray` inside `share` (see [`window_shares`]) squeezed to a `side`² square;
+/// `None` when it is under 9 pixels a side.
+pub(in crate::library) fn cut_window(
+    gray: &image::GrayImage,
+    [left, top, right, bottom]: [f32; 4],
+    side: usize,
+) -> Option<Vec<u8>> {
+    let (w, h) = (gray.width() as f32, gray.height() as f32);
+    let (x0, x1) = ((left * w).round() as u32, (right * w).round().min(w) as u32);
+    let (y0, y1) = ((top * h).round() as u32, (bottom * h).round().min(h) as u32);
+    (x1 > x0 + 8 && y1 > y0 + 8).then(|| {
+        let cut = image::imageops::crop_imm(gray, x0, y0, x1 - x0, y1 - y0).to_image();
+        image::imageops::thumbnail(&cut, side as u32, side as u32).into_raw()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A textured picture: plane waves plus a fixed grain, offset by `seed`.
+    fn texture(w: usize, h: usize, seed: f32) -> Vec<u8> {
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                let v = (x * 0.05 + seed).sin() + (y * 0.07 - seed).cos() + ((x + y) * 0.02 * seed).sin();
+                let grain = ((i as u32).wrapping_mul(2_654_435_761).wrapping_add(seed as u32) >> 28) as f32 - 8.0;
+                (128.0 + 35.0 * v + grain).clamp(0.0, 255.0) as u8
+            })
+            .collect()
+    }
+
+    /// Gray pixels as an RGB image.
+    fn rgb(w: usize, h: usize, px: &[u8]) -> RgbImage {
+        RgbImage::from_fn(w as u32, h as u32, |x, y| image::Rgb([px[y as usize * w + x as usize]; 3]))
+    }
+
+    #[test]
+    fn a_picture_over_another_is_found_where_it_lies() {
+        let (w, h) = (480, 270);
+        let mut px = texture(w, h, 3.0);
+        // A 192 x 108 picture at (250, 30), of other content.
+        let inner = texture(192, 108, 11.0);
+        for y in 0..108 {
+            for x in 0..192 {
+                px[(30 + y) * w + 250 + x] = inner[y * 192 + x].saturating_add(30);
+            }
+        }
+        let found = find_windows(&rgb(w, h, &px));
+        let best = found.first().expect("the window is found");
+        assert!(best.left.abs_diff(250) <= 2 && best.right.abs_diff(442) <= 2, "{best:?}");
+        assert!(best.top.abs_diff(30) <= 2 && best.bottom.abs_diff(138) <= 2, "{best:?}");
+    }
+
+    #[test]
+    fn a_picture_of_texture_alone_has_no_window() {
+        let (w, h) = (480, 270);
+        let px = texture(w, h, 5.0);
+        assert!(find_windows(&rgb(w, h, &px)).is_empty());
+    }
+}
