@@ -686,3 +686,49 @@ fn a_put_cut_short_is_not_current_and_the_next_put_leaves_no_duplicates() {
     }
     index.drop_all().unwrap();
 }
+
+/// A real Milvus killed in the middle of a video's ingest (its frames tier written, not its
+/// crops or its completion mark) and started again: the put made while it is down fails, the
+/// same index (never reopened) writes the video again once the server is back, and each entry
+/// is there once.
+#[test]
+fn a_milvus_killed_mid_ingest_and_restarted_ends_with_each_entry_once() {
+    if testing::shared().is_none() {
+        return;
+    }
+    let mut server = MilvusServer::start().unwrap();
+    let url = MilvusUrl::parse(&format!("{}?timeout=10", server.url(&testing::unique_name("restart")))).unwrap();
+    let index = MilvusIndex::open(&url, "library").unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let other = entries_of(1, 5, 40, &mut rng);
+    let frames = entries_of(4, 3_000, 40, &mut rng);
+    let crops = entries_of(4, 100, 400, &mut rng);
+    let entries = VideoEntries { frames: &frames, crops: &crops, ..Default::default() };
+    index.put(1, &VideoEntries { frames: &other, ..Default::default() }).unwrap();
+    let partial: Vec<Row> =
+        frames.iter().enumerate().map(|(i, &(hash, ms))| Row { video: 4, entry: i as u32, ms, hash }).collect();
+    index.client().insert(index.collection(), 0, &partial).unwrap();
+
+    server.kill().unwrap();
+    assert!(index.put(4, &entries).is_err(), "a put while the server is down fails");
+    server.restart().unwrap();
+    let mut written = index.put(4, &entries);
+    for _ in 0..120 {
+        if written.is_ok() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        written = index.put(4, &entries);
+    }
+    written.expect("the index writes the video once the server is back");
+
+    assert!(index.holds_current(4) && index.holds_current(1));
+    assert_eq!(index.timeline(4, Section::Frames).unwrap().unwrap().len(), 3_000);
+    assert_eq!(index.timeline(4, Section::Crops).unwrap().unwrap().len(), 100);
+    assert_eq!(index.len(), 5 + 3_000 + 100);
+    let hits = index
+        .near(&Probe { section: Section::Frames, hashes: &[frames[1_234].0], radius: 0, limit: 10, many: false })
+        .unwrap();
+    assert_eq!(hits.iter().map(|h| (h.video, h.entry)).collect::<Vec<_>>(), vec![(4, 1_234)]);
+    index.drop_all().unwrap();
+}
