@@ -17,10 +17,10 @@
 //!   files and folders (skip unchanged, re-index changed).
 //! - [`policy`]: the tiers, their thresholds and when one look or both must agree, in one
 //!   table.
-//! - [`still`]: searching a screenshot ([`still::StillSearch`]): the picture cut into every
+//! - [`still`]: searching a screenshot (`still::StillSearch`): the picture cut into every
 //!   tier's hypotheses ([`still::query`]), screens moved onto a candidate
 //!   ([`still::refine`]), near-equal moments decided by the source ([`still::verify`]).
-//! - [`clip`]: searching a clip ([`clip::ClipSearch`]): the frames' vote on one offset
+//! - [`clip`]: searching a clip (`clip::ClipSearch`): the frames' vote on one offset
 //!   ([`clip::vote`]), a clip's screens and windows ([`clip::insets`]); fused with the
 //!   soundtrack's answer.
 //! - [`audio`]: landmark fingerprints of the soundtrack and their search

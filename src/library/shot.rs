@@ -6,9 +6,10 @@
 //! The run of entries alone cannot always give a static shot: in a dark, soft picture under
 //! heavy grain the grain moves the hash more than the picture does, the keep rule keeps an
 //! entry every few frames, and their distances to the query scatter past [`RUN_SLACK`]. So
-//! indexing also follows the picture itself ([`StillFinder`](crate::library::index::stretches::StillFinder)): stretches of decoded frames
-//! whose coarse thumbnails stay close to the stretch's mean are stored with
-//! the segment, and a match whose best entry lies in one spans exactly it.
+//! indexing also follows the picture itself
+//! ([`StillFinder`](crate::library::index::stretches::StillFinder)): stretches of decoded
+//! frames whose coarse thumbnails stay close to the stretch's mean are stored with the
+//! segment, and a match whose best entry lies in one spans exactly it.
 use std::collections::HashMap;
 
 use crate::library::fingerprint::MAX_GAP;

@@ -4,7 +4,8 @@
 //! * [`JsonBody`]: JSON only (the islands and scripts).
 //! * [`JsonOrForm`]: JSON, or an HTML form (`application/x-www-form-urlencoded`) for the
 //!   pages that also work without JavaScript; the same camelCase field names either way.
-//! * [`drain`]: what is left of a body that is refused before it was read.
+//!
+//! What is left of a body that is refused before it was read: [`crate::middleware::drain`].
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, header};
 use serde::de::DeserializeOwned;

@@ -17,8 +17,8 @@
 //!   [`BodyLimits::min_rate`] on average once [`BodyLimits::grace`] is over, is refused
 //!   ([`BodyFault::TooSlow`]), so a trickle cannot keep a place for minutes.
 //!
-//! [`drain`] is the other half: the body of a request that is refused before it is read is
-//! read and thrown away, raw and bounded, never parsed.
+//! [`crate::middleware::drain`] is the other half: the body of a request that is refused
+//! before it is read is read and thrown away, raw and bounded, never parsed.
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};

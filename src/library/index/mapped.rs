@@ -1,6 +1,6 @@
 //! The first [`EntryIndex`]: one immutable segment file per owner in one folder (see
-//! [`store`](crate::library::index::store) for the format), memory-mapped, and scanned on every core
-//! (see [`scan`](crate::library::index::scan)). No server, no database: the page cache is the cache.
+//! [`store`](super::store) for the format), memory-mapped, and scanned on every core (see
+//! [`scan`](super::scan)). No server, no database: the page cache is the cache.
 //!
 //! The library's folder keeps its segments in `segments/`; another collection (remembered
 //! answers, say) keeps its own folder and its own `MappedIndex`.

@@ -1,6 +1,6 @@
 //! Borders that are not flat: a blurred copy of the picture behind it (as phones and editors
 //! make for a picture of another shape), a player's frame and control bar, bars whose colour
-//! runs into the picture. Flat bars of one colour are cut by [`active_area`](crate::library::picture::hash::active_area);
+//! runs into the picture. Flat bars of one colour are cut by [`active_area`](super::hash::active_area);
 //! this finds the picture by its edges instead: a side of the picture is a straight line where
 //! most rows (or columns) jump in brightness, with little detail on its outer side (flat,
 //! blurred or a plain UI) and the picture's detail on its inner side.

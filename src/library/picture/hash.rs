@@ -55,7 +55,7 @@ pub fn active_area_in(img: GrayView<'_>, within: Rect) -> Rect {
 
 /// [`active_area`] judged on the part `within` of `frame`: lines of `within` are cut from its
 /// sides, but no further than 35% of `frame`'s side from `frame`'s side. A square whose
-/// outermost lines are left out of the judgement (see [`light`](crate::library::picture::light)) is still cut
+/// outermost lines are left out of the judgement (see [`light`](super::light)) is still cut
 /// no deeper than the index cut the whole frame.
 pub fn active_area_of(img: GrayView<'_>, within: Rect, frame: Rect) -> Rect {
     let (w, h) = (within.width(), within.height());
@@ -275,9 +275,9 @@ pub fn hash_frame(img: GrayView<'_>) -> FrameHash {
 /// borders cut as the index cuts them), then, when they differ, the whole picture (dark
 /// content at an edge can pass for a bar on one side and not on the other, e.g. after a
 /// contrast boost), the picture inside borders found by their edges
-/// ([`framed_area`](crate::library::picture::borders::framed_area): a player, a blurred copy with a clear
+/// ([`framed_area`](super::borders::framed_area): a player, a blurred copy with a clear
 /// edge) and inside bars found by their lack of detail
-/// ([`detail_area`](crate::library::picture::borders::detail_area): bars of any colour, blurred copies); each
+/// ([`detail_area`](super::borders::detail_area): bars of any colour, blurred copies); each
 /// found picture is also cut again by the index's own flat rule ([`active_area_in`]), since
 /// the indexed frame went through it.
 pub fn query_rects(img: GrayView<'_>) -> Vec<Rect> {

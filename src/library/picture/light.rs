@@ -1,6 +1,6 @@
 //! A photo's light taken off a picture before its flat edges are judged.
 //!
-//! The index cuts each frame's flat edges ([`active_area`](crate::library::picture::hash::active_area): lines
+//! The index cuts each frame's flat edges ([`active_area`](super::hash::active_area): lines
 //! whose pixels nearly all stay within 12 gray levels of the edge's colour, up to 35% of a
 //! side): a dark film's black sides, a plain grey band above an interface. The hash is taken
 //! of what is left, so a query must lose the same edges or it hashes another rectangle and

@@ -12,7 +12,7 @@
 //! edge, and the outermost one when several come close (a picture's own flat areas make edges
 //! further in).
 //!
-//! Like [`borders`](crate::library::picture::borders), the index never uses it: it only adds hypotheses to a
+//! Like [`borders`](super::borders), the index never uses it: it only adds hypotheses to a
 //! still that found nothing close the ordinary way, so the ordinary query is unchanged.
 use image::GrayImage;
 
@@ -479,7 +479,7 @@ pub(in crate::library) fn square_rects(view: GrayView<'_>) -> Vec<Rect> {
 
 /// The rectangles a square found in a still (a phone photo's screen, a window) is hashed
 /// under: [`square_rects`], and cut as the index cuts once the photo's light is taken off
-/// (under either of the two floors of [`light`](crate::library::picture::light)) where that differs. Not for
+/// (under either of the two floors of [`light`](super::light)) where that differs. Not for
 /// clips: each frame of a clip would add its own, and over the benchmark's negative clips the
 /// extra chances gave false accepts (src/library/README.md, "Screen tier").
 pub(in crate::library) fn still_square_rects(view: GrayView<'_>) -> Vec<Rect> {

@@ -1,5 +1,5 @@
 //! The projective warp: a quadrilateral of a picture (a photographed screen's corners, as
-//! [`screen`](crate::library::picture::screen) finds them) mapped back onto a square, from a
+//! [`screen`](super::screen) finds them) mapped back onto a square, from a
 //! copy of the photo fine enough for the hash's detail.
 use image::GrayImage;
 
@@ -11,7 +11,7 @@ const MAX_SAMPLES: usize = 8;
 /// finer than the copies it is found in, whose fine detail the hash needs (a room photo's
 /// screen is under 400 pixels wide at 512, and a grid of thin lines is lost there).
 const WARP_SIDE: u32 = 1024;
-/// The projective map of the unit square onto `quad` (corners as [`find_screen`] gives
+/// The projective map of the unit square onto `quad` (corners as [`find_screen`](super::screen::find_screen) gives
 /// them): `x = (m0 u + m1 v + m2) / (m6 u + m7 v + 1)`, `y = (m3 u + m4 v + m5) / (...)`.
 /// Heckbert's closed form.
 pub(in crate::library) fn square_to_quad(quad: [(f32, f32); 4]) -> [f32; 8] {
@@ -35,7 +35,7 @@ fn project(m: &[f32; 8], u: f32, v: f32) -> (f32, f32) {
     ((m[0] * u + m[1] * v + m[2]) / z, (m[3] * u + m[4] * v + m[5]) / z)
 }
 
-/// The point of `quad` (corners as [`find_screen`] gives them) that the unit square's
+/// The point of `quad` (corners as [`find_screen`](super::screen::find_screen) gives them) that the unit square's
 /// `(u, v)` goes to: the map [`rectify`] warps by (the benchmark places a frame's corners in
 /// a photo with it).
 pub fn quad_point(quad: [(f32, f32); 4], u: f32, v: f32) -> (f32, f32) {

@@ -1,8 +1,8 @@
 //! A picture inside a picture: a video in a window of a web page or a desktop, or shown small
 //! over another video (picture-in-picture). What is around it is neither flat nor a blurred
-//! copy of it (see [`borders`](crate::library::picture::borders)) and need not be centred, so the bars and shape
+//! copy of it (see [`borders`](super::borders)) and need not be centred, so the bars and shape
 //! tiers miss it, and it is not tilted as a phone photo's screen is (see
-//! [`screen`](crate::library::picture::screen)): its edges are two rows and two columns of the picture where
+//! [`screen`](super::screen)): its edges are two rows and two columns of the picture where
 //! the content steps abruptly along most of their length.
 //!
 //! Every pixel of a row (column) says whether the picture steps across it clearly more than

@@ -2,7 +2,7 @@
 //! to the frame square, the same picture with its subtitles painted out, a phone photo's
 //! screen warped back to a rectangle) and, per tier, the rectangles of those squares that are
 //! hashed. Keeping the cut behind every query hash lets a later stage look at the picture a
-//! hit came from (see [`verify`](crate::library::still::verify)), not only at its 256 bits.
+//! hit came from (see [`verify`](super::verify)), not only at its 256 bits.
 use std::sync::{Arc, OnceLock};
 
 use image::{DynamicImage, GrayImage};
