@@ -72,6 +72,10 @@ impl AppState {
             &config.library.dir,
             keys.preview,
             &config.library.index,
+            Some(crate::library::index::shared::CatalogDatabase {
+                url: config.database_url.expose().to_owned(),
+                connection: Some(db.clone()),
+            }),
         )?);
         // The answer memory asks the same kind of index as the Library: this node's own copy
         // with the embedded index, the shared `{NAME}_memory` collection with Milvus.

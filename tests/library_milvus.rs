@@ -398,6 +398,7 @@ async fn an_app_on_milvus_indexes_and_identifies_as_one_on_the_embedded_index_do
 async fn a_local_index_moves_to_milvus_and_back_with_one_command() {
     use reelfind::library::LibraryIndex;
     use reelfind::library::index::backend::Backend;
+    use reelfind::library::index::shared::CatalogDatabase;
     let Some(addr) = testing::shared() else { return };
     let local = TestApp::with_env([("REELFIND_LIBRARY_INDEX", "local")]).await;
     let folder = two_films_folder();
@@ -413,9 +414,21 @@ async fn a_local_index_moves_to_milvus_and_back_with_one_command() {
     };
     let report = migrate(local.state.library.clone(), milvus.clone()).await.unwrap();
     assert_eq!((report.copied, report.already, report.missing.len()), (2, 0, 0), "{report:?}");
+    assert_eq!(report.catalog, Some("database"), "the catalog moves into the database with the hashes");
     assert_eq!(report.entries, local.state.library.frame_count());
     let again = migrate(local.state.library.clone(), milvus.clone()).await.unwrap();
     assert_eq!((again.copied, again.already, again.entries), (0, 2, 0), "{again:?}");
+
+    // A node with an empty folder of its own, on Milvus and the database, knows both videos.
+    let (elsewhere, b) = (tempfile::tempdir().unwrap(), milvus.clone());
+    let database = CatalogDatabase::url(local.state.config.database_url.expose());
+    let e = elsewhere.path().to_path_buf();
+    let other_node =
+        tokio::task::spawn_blocking(move || LibraryIndex::open_in(e, &b, Some(database)).unwrap()).await.unwrap();
+    assert_eq!(other_node.catalog_place(), "database");
+    let titles: Vec<String> = other_node.list().iter().map(|v| v.meta.title.clone()).collect();
+    let expected_titles: Vec<String> = local.state.library.list().iter().map(|v| v.meta.title.clone()).collect();
+    assert_eq!(titles, expected_titles);
 
     // The same library folder served from Milvus: the same entries, the same answer.
     let (d, b) = (dir.clone(), milvus.clone());
@@ -575,10 +588,12 @@ async fn a_dead_milvus_is_a_503_library_unavailable_and_auto_asks_the_cloud() {
     tokio::task::spawn_blocking(move || drop(server)).await.unwrap();
 }
 
-/// Two real server processes on one PostgreSQL database and one Milvus, the library's catalog
-/// in a folder both see: a video added by `reelfind library add` on node A's machine is found
-/// through node B at once, and its hashes are nowhere but in Milvus. Runs in CI's PostgreSQL
-/// pass (several nodes need a shared database server); elsewhere it says it was skipped.
+/// Two real server processes on one PostgreSQL database and one Milvus, each with a library
+/// folder of its own: a video added by `reelfind library add` on node A's machine is found
+/// through node B at once (the catalog is in the database, the hashes in Milvus, the
+/// soundtrack's landmarks fetched from the database), and an edit made on A's side is what B
+/// answers next. Runs in CI's PostgreSQL pass (several nodes need a shared database server);
+/// elsewhere it says it was skipped.
 #[tokio::test]
 async fn a_video_added_on_node_a_is_found_through_node_b() {
     use crate::server::{Client, Server};
@@ -591,14 +606,13 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
     let Some(addr) = testing::shared() else { return };
     let database = empty_pg_database(&admin).await;
     let dir = tempfile::tempdir().unwrap();
-    let library_dir = dir.path().join("library");
     let index = format!("milvus://{addr}/{}?timeout=30", testing::unique_name("nodes"));
     let env = |node: &str| {
         vec![
             ("DATABASE_URL", database.url.clone()),
             ("REELFIND_SECRET_KEY", "a-shared-secret-key-for-both-nodes-0123456789".to_owned()),
             ("REELFIND_DATA_DIR", dir.path().join(node).display().to_string()),
-            ("REELFIND_LIBRARY_DIR", library_dir.display().to_string()),
+            ("REELFIND_LIBRARY_DIR", dir.path().join(node).join("library").display().to_string()),
             ("REELFIND_LIBRARY_INDEX", index.clone()),
             ("REELFIND_TRUST_PROXY", "true".to_owned()),
         ]
@@ -629,10 +643,21 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
     assert!(added.contains(&format!("{shown}: ")) && added.contains("BIN_FLAT"), "{added}");
     let listed = cli(&["library", "list"]);
     assert!(listed.contains(&format!("index: {shown} (")) && listed.contains("Big Buck Bunny"), "{listed}");
-    assert!(
-        !library_dir.join("segments").read_dir().is_ok_and(|mut d| d.next().is_some()),
-        "no segment files: the hashes are in Milvus"
-    );
+    assert!(listed.contains("catalog in the database"), "{listed}");
+    for node in ["a", "b"] {
+        let library_dir = dir.path().join(node).join("library");
+        assert!(
+            !library_dir.join("segments").read_dir().is_ok_and(|mut d| d.next().is_some()),
+            "no segment files: the hashes are in Milvus"
+        );
+        assert!(!library_dir.join("catalog.json").exists(), "no catalog file: the catalog is in the database");
+    }
+    let id: u32 = listed
+        .lines()
+        .find(|l| l.contains("Big Buck Bunny"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|w| w.parse().ok())
+        .expect("the video's id in the list");
 
     // Found through node B (and through A), each asked by a guest of its own.
     let jpeg = frame_jpeg(&folder.path().join("big-buck-bunny.mp4"), 2.6, &dir.path().join("still.jpg"));
@@ -651,6 +676,54 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
         assert_eq!(status, 200, "{ready}");
         assert!(ready.contains("\"libraryIndex\":\"milvus\""), "{ready}");
     }
+    // A clip asked of node B searches the soundtrack too: B reads the video's landmarks from
+    // the database into its own folder.
+    let clip = dir.path().join("clip.mp4");
+    crate::library::ffmpeg(&[
+        "-ss",
+        "1",
+        "-i",
+        folder.path().join("big-buck-bunny.mp4").to_str().unwrap(),
+        "-t",
+        "4",
+        "-c:v",
+        "libx264",
+        "-preset",
+        "ultrafast",
+        "-c:a",
+        "aac",
+        clip.to_str().unwrap(),
+    ]);
+    let form = reqwest::multipart::Form::new().text("mode", "library").part(
+        "file",
+        reqwest::multipart::Part::bytes(std::fs::read(&clip).unwrap())
+            .file_name("clip.mp4")
+            .mime_str("video/mp4")
+            .unwrap(),
+    );
+    let req =
+        reqwest::Client::new().post(b.url("/api/identify")).header("x-forwarded-for", "203.0.113.62").multipart(form);
+    let (status, _, body) = Client::new(&b.origin).send(req).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Big Buck Bunny"), "{body}");
+    assert!(
+        dir.path().join("b/library/audio").join(format!("{id}.alm")).exists(),
+        "node B keeps the landmarks it read from the database"
+    );
+
+    // An edit where node A runs holds on node B at once.
+    let edited = cli(&["library", "edit", &id.to_string(), "--title", "The Bunny Cut", "--year", "2008"]);
+    assert!(edited.contains("updated"), "{edited}");
+    let form = reqwest::multipart::Form::new().text("mode", "library").part(
+        "file",
+        reqwest::multipart::Part::bytes(jpeg.clone()).file_name("still.jpg").mime_str("image/jpeg").unwrap(),
+    );
+    let req =
+        reqwest::Client::new().post(b.url("/api/identify")).header("x-forwarded-for", "203.0.113.63").multipart(form);
+    let (status, _, body) = Client::new(&b.origin).send(req).await;
+    assert_eq!(status, 200, "{body}");
+    let result: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(result["title"].as_str(), Some("The Bunny Cut"), "{body}");
     a.stop();
     b.stop();
 }

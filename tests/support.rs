@@ -312,8 +312,24 @@ impl TestApp {
         {
             env.push(("REELFIND_LIBRARY_INDEX".into(), url));
         }
-        let config = Config::from_env(&Env::from_pairs(env)).expect("config");
         let test_db = fresh_db_on(kind, data_dir.path()).await;
+        // With the hashes in Milvus the Library's catalog lives in the database, and connects
+        // to it by the configuration's name (as does a migration there): name the database
+        // the app is given (a PostgreSQL one then wants the key every node shares).
+        let on_milvus = library_on_milvus().is_some()
+            || env.iter().any(|(k, v)| k == "REELFIND_LIBRARY_INDEX" && v.starts_with("milvus:"));
+        if on_milvus && !env.iter().any(|(k, _)| k == "DATABASE_URL") {
+            let url = match (&test_db._pg, kind) {
+                (Some(pg), _) => pg.url.clone(),
+                (None, DbKind::File) => format!("sqlite://{}?mode=rwc", data_dir.path().join("reelfind.db").display()),
+                (None, _) => "sqlite::memory:".to_owned(),
+            };
+            if test_db._pg.is_some() && !env.iter().any(|(k, _)| k == "REELFIND_SECRET_KEY") {
+                env.push(("REELFIND_SECRET_KEY".into(), "a-test-secret-key-shared-by-every-node-0123456789".into()));
+            }
+            env.push(("DATABASE_URL".into(), url));
+        }
+        let config = Config::from_env(&Env::from_pairs(env)).expect("config");
         let db = test_db.conn.clone();
         let state = AppState::new(db.clone(), config).expect("state");
         let router = reelfind::app::build_router(state.clone());

@@ -20,6 +20,7 @@ mod m20261205_100000_achievements;
 mod m20261206_100000_content_version;
 mod m20261207_100000_account_races;
 mod m20261208_100000_answer_memory;
+mod m20261209_100000_library_catalog;
 
 pub struct Migrator;
 
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261206_100000_content_version::Migration),
             Box::new(m20261207_100000_account_races::Migration),
             Box::new(m20261208_100000_answer_memory::Migration),
+            Box::new(m20261209_100000_library_catalog::Migration),
         ]
     }
 }

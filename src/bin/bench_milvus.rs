@@ -4,6 +4,12 @@
 //!
 //!     cargo run --release --bin bench_milvus -- [--sizes 1000000,10000000] [--stills 200]
 //!         [--clips 40] [--nprobe-shares 0.03125,0.0625,0.125,0.25,0.5] [--seed 7]
+//!         [--consistency strong,bounded]
+//!
+//! `--nprobe-shares ''` measures the exact index only (building the clustered one takes
+//! minutes at 10^6 rows and hours at 10^7 on two cores). Each index is asked at every
+//! consistency level given (default `strong`, what Reelfind uses unless the address says
+//! `?consistency=bounded`).
 //!
 //! Milvus is started by `.ci/milvus-server` (`bash .ci/setup --test` installs it), or
 //! `MILVUS_URL=HOST:PORT` names one. For each size the index is padded with random hashes in
@@ -47,6 +53,8 @@ struct Args {
     clips: usize,
     shares: Vec<f64>,
     seed: u64,
+    /// Consistency levels to search at: `strong`, `bounded`.
+    levels: Vec<String>,
 }
 
 fn args() -> Args {
@@ -56,6 +64,7 @@ fn args() -> Args {
         clips: 40,
         shares: vec![1.0 / 32.0, 1.0 / 16.0, 0.125, 0.25, 0.5],
         seed: 7,
+        levels: vec!["strong".into()],
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -67,6 +76,10 @@ fn args() -> Args {
             "--clips" => a.clips = v.parse().unwrap_or(a.clips),
             "--nprobe-shares" => a.shares = v.split(',').filter_map(|s| s.parse().ok()).collect(),
             "--seed" => a.seed = v.parse().unwrap_or(a.seed),
+            "--consistency" => {
+                a.levels = v.split(',').map(str::to_owned).collect();
+                assert!(a.levels.iter().all(|l| l == "strong" || l == "bounded"), "--consistency strong,bounded");
+            }
             other => panic!("unknown option {other}"),
         }
         i += 2;
@@ -136,6 +149,16 @@ fn main() -> anyhow::Result<()> {
     let name = format!("bench_{}", std::process::id());
     let url = MilvusUrl::parse(&format!("milvus://{addr}/{name}")).map_err(anyhow::Error::msg)?;
     let m = Milvus::new(url.clone(), Duration::from_secs(600))?;
+    // One client per consistency level asked, on the same collection.
+    let searchers: Vec<(String, Milvus)> = a
+        .levels
+        .iter()
+        .map(|level| {
+            let u =
+                MilvusUrl::parse(&format!("milvus://{addr}/{name}?consistency={level}")).map_err(anyhow::Error::msg)?;
+            Ok((level.clone(), Milvus::new(u, Duration::from_secs(600))?))
+        })
+        .collect::<anyhow::Result<_>>()?;
     let coll = url.collection("library");
     m.ensure_collection(&coll, true)?;
 
@@ -272,57 +295,61 @@ fn main() -> anyhow::Result<()> {
                 println!("(index {} built and loaded in {:.0} s)", plan.name(), t.elapsed().as_secs_f64());
                 built = Some(plan);
             }
-            m.set_nprobe(match plan {
-                IndexPlan::Flat => None,
-                IndexPlan::Ivf { nprobe, .. } => Some(nprobe),
-            });
-            for q in queries.iter().take(3) {
-                let (h, r, l) = probe_of(q);
-                m.search(&coll, 0, h, r, l)?;
-            }
-            let mut lat = (Vec::new(), Vec::new());
-            let mut differ = Vec::new();
-            for (i, q) in queries.iter().enumerate() {
-                let (hashes, radius, limit) = probe_of(q);
-                let t = Instant::now();
-                let found = m.search(&coll, 0, hashes, radius, limit)?;
-                let ms = t.elapsed().as_secs_f64() * 1e3;
-                if matches!(q, Query::Clip { .. }) {
-                    lat.1.push(ms)
-                } else {
-                    lat.0.push(ms)
+            for (level, m) in &searchers {
+                m.set_nprobe(match plan {
+                    IndexPlan::Flat => None,
+                    IndexPlan::Ivf { nprobe, .. } => Some(nprobe),
+                });
+                for q in queries.iter().take(3) {
+                    let (h, r, l) = probe_of(q);
+                    m.search(&coll, 0, h, r, l)?;
                 }
-                let hits: Vec<_> = found.iter().map(|f| (f.query, f.video, f.entry, f.dist)).collect();
-                let mut hits = hits;
-                hits.sort_unstable_by_key(|h| (h.3, h.1, h.2));
-                hits.truncate(limit);
-                let got = answer(q, &hits);
-                if got != local_answers[i] {
-                    differ.push((i, local_answers[i], got));
+                let mut lat = (Vec::new(), Vec::new());
+                let mut differ = Vec::new();
+                for (i, q) in queries.iter().enumerate() {
+                    let (hashes, radius, limit) = probe_of(q);
+                    let t = Instant::now();
+                    let found = m.search(&coll, 0, hashes, radius, limit)?;
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    if matches!(q, Query::Clip { .. }) {
+                        lat.1.push(ms)
+                    } else {
+                        lat.0.push(ms)
+                    }
+                    let hits: Vec<_> = found.iter().map(|f| (f.query, f.video, f.entry, f.dist)).collect();
+                    let mut hits = hits;
+                    hits.sort_unstable_by_key(|h| (h.3, h.1, h.2));
+                    hits.truncate(limit);
+                    let got = answer(q, &hits);
+                    if got != local_answers[i] {
+                        differ.push((i, local_answers[i], got));
+                    }
                 }
-            }
-            let rss = milvus_pid.map(|pid| status_kb(pid, "VmRSS:")).unwrap_or(0);
-            let label = match plan {
-                IndexPlan::Flat => "Milvus BIN_FLAT".to_owned(),
-                IndexPlan::Ivf { nlist, nprobe } => format!("Milvus BIN_IVF_FLAT nlist {nlist} nprobe {nprobe}"),
-            };
-            println!(
-                "| {label} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2}% ({} differ) | server RSS {} MB |",
-                percentile(&mut lat.0, 0.5),
-                percentile(&mut lat.0, 0.95),
-                percentile(&mut lat.1, 0.5),
-                percentile(&mut lat.1, 0.95),
-                100.0 * (queries.len() - differ.len()) as f64 / queries.len() as f64,
-                differ.len(),
-                rss / 1000
-            );
-            for (i, l, g) in differ.iter().take(20) {
-                let kind = match &queries[*i] {
-                    Query::Still { truth: None, .. } => "negative still",
-                    Query::Still { .. } => "still",
-                    Query::Clip { .. } => "clip",
+                let rss = milvus_pid.map(|pid| status_kb(pid, "VmRSS:")).unwrap_or(0);
+                let label = match plan {
+                    IndexPlan::Flat => format!("Milvus BIN_FLAT, {level}"),
+                    IndexPlan::Ivf { nlist, nprobe } => {
+                        format!("Milvus BIN_IVF_FLAT nlist {nlist} nprobe {nprobe}, {level}")
+                    }
                 };
-                println!("    differs: query {i} ({kind}): local {l:?}, Milvus {g:?}");
+                println!(
+                    "| {label} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2}% ({} differ) | server RSS {} MB |",
+                    percentile(&mut lat.0, 0.5),
+                    percentile(&mut lat.0, 0.95),
+                    percentile(&mut lat.1, 0.5),
+                    percentile(&mut lat.1, 0.95),
+                    100.0 * (queries.len() - differ.len()) as f64 / queries.len() as f64,
+                    differ.len(),
+                    rss / 1000
+                );
+                for (i, l, g) in differ.iter().take(20) {
+                    let kind = match &queries[*i] {
+                        Query::Still { truth: None, .. } => "negative still",
+                        Query::Still { .. } => "still",
+                        Query::Clip { .. } => "clip",
+                    };
+                    println!("    differs: query {i} ({kind}): local {l:?}, Milvus {g:?}");
+                }
             }
         }
     }

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::library::fingerprint::fingerprint_video;
 use crate::library::index::entries::VideoEntries;
-use crate::library::index::store::{Catalog, VideoMeta, VideoRecord};
+use crate::library::index::store::{VideoMeta, VideoRecord};
 use crate::library::picture::hash::Hash;
 use crate::library::{LibraryIndex, audio, frames, meta};
 
@@ -140,7 +140,7 @@ impl LibraryIndex {
             .ok()
             .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
             .map_or(0, |d| d.as_secs() as i64);
-        let existing = Catalog::load(&self.dir)?.by_path(&path).cloned();
+        let existing = self.load_catalog()?.by_path(&path).cloned();
         let mut partial = None;
         if let Some(old) = &existing {
             let current = self.entries().holds_current(old.id);
@@ -196,7 +196,11 @@ impl LibraryIndex {
         };
         self.entries().put(id, &entries)?;
         if !landmarks.is_empty() {
-            audio::write_landmarks(&self.dir, id, &landmarks)?;
+            let file = audio::write_landmarks(&self.dir, id, &landmarks)?;
+            if let Some(shared) = self.shared() {
+                // Every node searches the sound, not only the one whose folder has the file.
+                shared.put_sound(id, fs::read(&file)?)?;
+            }
         }
         let record = VideoRecord {
             id,
@@ -251,7 +255,7 @@ impl LibraryIndex {
                 size: 0,
                 mtime: 0,
                 partial_hash: String::new(),
-                meta,
+                meta: meta.clone(),
                 duration,
                 frames: frames.len() as u32,
                 crop_frames: crops.len() as u32,

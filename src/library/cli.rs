@@ -6,6 +6,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::Config;
 use crate::library::edit::MetaPatch;
+use crate::library::index::shared::CatalogDatabase;
 use crate::library::{AddOutcome, LibraryIndex, Progress, SearchAnswer};
 
 #[derive(Subcommand, Debug)]
@@ -88,15 +89,18 @@ impl Progress for Bar {
 pub async fn run(cmd: LibraryCommand, config: Config) -> anyhow::Result<()> {
     let dir = config.library.dir.clone();
     let backend = config.library.index.clone();
-    tokio::task::spawn_blocking(move || run_blocking(cmd, &dir, &backend)).await?
+    // With Milvus the catalog lives in the database every node shares.
+    let database = CatalogDatabase::url(config.database_url.expose());
+    tokio::task::spawn_blocking(move || run_blocking(cmd, &dir, &backend, database)).await?
 }
 
 fn run_blocking(
     cmd: LibraryCommand,
     dir: &Path,
     backend: &crate::library::index::backend::Backend,
+    database: CatalogDatabase,
 ) -> anyhow::Result<()> {
-    let index = LibraryIndex::open_on(dir, backend)?;
+    let index = LibraryIndex::open_in(dir, backend, Some(database))?;
     match cmd {
         LibraryCommand::Add { paths } => {
             let bar = ProgressBar::new(0);
@@ -148,6 +152,11 @@ fn run_blocking(
                 report.already,
                 report.missing.len()
             );
+            match report.catalog {
+                Some("database") => println!("The catalog is now in the database every node shares."),
+                Some(_) => println!("The catalog is now catalog.json in {}.", index.dir().display()),
+                None => {}
+            }
             for id in &report.missing {
                 eprintln!(
                     "video {id} has no entries in {}: index it again with `reelfind library add`",
@@ -163,7 +172,12 @@ fn run_blocking(
                 println!("{}", serde_json::to_string_pretty(&videos)?);
                 return Ok(());
             }
-            println!("index: {} ({} entries)", index.backend(), index.frame_count());
+            println!(
+                "index: {} ({} entries), catalog in the {}",
+                index.backend(),
+                index.frame_count(),
+                index.catalog_place()
+            );
             if videos.is_empty() {
                 println!("The library is empty. Add videos with: reelfind library add PATH...");
             }

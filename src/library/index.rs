@@ -11,6 +11,7 @@ pub mod mapped;
 pub mod migrate;
 pub mod milvus;
 pub mod scan;
+pub mod shared;
 pub mod store;
 pub mod stretches;
 
@@ -25,6 +26,7 @@ use anyhow::Context;
 use self::backend::Backend;
 use self::entries::{EntryIndex, IndexError};
 use self::milvus::MilvusIndex;
+use self::shared::{CatalogDatabase, SharedCatalog};
 use crate::library::index::store::{Catalog, VideoMeta, VideoRecord};
 use crate::library::{audio, frames, preview};
 
@@ -33,19 +35,25 @@ struct Loaded {
     stamp: Option<CatalogStamp>,
 }
 
-/// Identifies one version of `catalog.json`: every save renames a new file into place, so
-/// the inode changes even when two saves fall into the same coarse mtime tick.
+/// Identifies one version of the catalog: of `catalog.json` its file (every save renames a
+/// new file into place, so the inode changes even when two saves fall into the same coarse
+/// mtime tick); of the shared catalog its version number.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct CatalogStamp {
-    modified: Option<SystemTime>,
-    len: u64,
-    inode: u64,
+enum CatalogStamp {
+    File { modified: Option<SystemTime>, len: u64, inode: u64 },
+    Version(i64),
 }
 
-/// The library in one folder: `catalog.json`, `segments/`, the preview key and a lock file.
+/// The library: its folder (`catalog.json` or the shared catalog's local copies, `segments/`
+/// with the embedded index, the preview key and a lock file), the catalog and the hashes.
 pub struct LibraryIndex {
     pub(super) dir: PathBuf,
     loaded: RwLock<Loaded>,
+    /// The catalog in the database all nodes share (with an external index and a database);
+    /// `None`: `catalog.json` in the folder.
+    shared: Option<Arc<SharedCatalog>>,
+    /// The database a migration to an external index moves the catalog into.
+    database: Option<CatalogDatabase>,
     /// Where the hashes live (see [`entries`]).
     entries: Arc<dyn EntryIndex>,
     /// The same index when it is a Milvus server (readiness, the operator's commands).
@@ -65,61 +73,141 @@ impl LibraryIndex {
     /// [`Self::open`] with the hashes in `backend` (the command line under
     /// `REELFIND_LIBRARY_INDEX`).
     pub fn open_on(dir: impl Into<PathBuf>, backend: &Backend) -> anyhow::Result<Self> {
+        Self::open_in(dir, backend, None)
+    }
+
+    /// [`Self::open_on`] beside `database`: with an external index the catalog lives there,
+    /// shared by every node (the command line).
+    pub fn open_in(
+        dir: impl Into<PathBuf>,
+        backend: &Backend,
+        database: Option<CatalogDatabase>,
+    ) -> anyhow::Result<Self> {
         let dir = dir.into();
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let signer = preview::Signer::load_or_create(&dir.join("preview.key"))?;
-        Self::open_with_signer(dir, signer, backend)
+        Self::open_with_signer(dir, signer, backend, database)
     }
 
-    /// Opens the library in `dir` with its hashes in `backend`, signing preview links with
-    /// `key` (the server: a key derived from the configured secret, so every node can check a
-    /// link any node made).
-    pub fn open_with_preview_key(dir: impl Into<PathBuf>, key: [u8; 32], backend: &Backend) -> anyhow::Result<Self> {
-        Self::open_with_signer(dir.into(), preview::Signer::from_key(key), backend)
+    /// Opens the library in `dir` with its hashes in `backend` (and with an external index its
+    /// catalog in `database`), signing preview links with `key` (the server: a key derived
+    /// from the configured secret, so every node can check a link any node made).
+    pub fn open_with_preview_key(
+        dir: impl Into<PathBuf>,
+        key: [u8; 32],
+        backend: &Backend,
+        database: Option<CatalogDatabase>,
+    ) -> anyhow::Result<Self> {
+        Self::open_with_signer(dir.into(), preview::Signer::from_key(key), backend, database)
     }
 
-    fn open_with_signer(dir: PathBuf, signer: preview::Signer, backend: &Backend) -> anyhow::Result<Self> {
-        // The catalog lives here whichever backend holds the hashes.
+    fn open_with_signer(
+        dir: PathBuf,
+        signer: preview::Signer,
+        backend: &Backend,
+        database: Option<CatalogDatabase>,
+    ) -> anyhow::Result<Self> {
         fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let opened =
             backend.open(&dir).with_context(|| format!("cannot open the Library index of {}", dir.display()))?;
+        let shared = match (&opened.milvus, &database) {
+            (Some(_), Some(db)) => Some(Arc::new(SharedCatalog::open(db)?)),
+            _ => None,
+        };
         let previews = preview::Cache::new(dir.join("previews"), preview::CACHE_MAX_BYTES);
         let index = Self {
             dir,
             loaded: RwLock::new(Loaded { catalog: Catalog::default(), stamp: None }),
+            shared,
+            database,
             entries: opened.entries,
             milvus: opened.milvus,
             backend: backend.clone(),
             signer,
             previews,
         };
-        index.refresh()?;
+        index.adopt_folder_catalog()?;
+        index.refresh_now()?;
         Ok(index)
+    }
+
+    /// A library served from an external index before its catalog moved to the database
+    /// (or whose catalog is still only in its folder) brings that catalog along once: when
+    /// the shared catalog is empty and `catalog.json` lists videos.
+    fn adopt_folder_catalog(&self) -> anyhow::Result<()> {
+        let Some(shared) = &self.shared else { return Ok(()) };
+        if !shared.load()?.0.videos.is_empty() || !self.dir.join("catalog.json").exists() {
+            return Ok(());
+        }
+        let folder = Catalog::load(&self.dir)?;
+        if folder.videos.is_empty() {
+            return Ok(());
+        }
+        for v in folder.videos.iter().filter(|v| v.audio_landmarks > 0) {
+            if let Ok(bytes) = fs::read(audio::landmarks_path(&self.dir, v.id)) {
+                shared.put_sound(v.id, bytes)?;
+            }
+        }
+        shared.replace(&folder)?;
+        tracing::info!(
+            "library: moved the catalog of {} ({} videos) into the database all nodes share",
+            self.dir.display(),
+            folder.videos.len()
+        );
+        Ok(())
+    }
+
+    /// Where the catalog lives: `database` (shared by every node) or `folder`.
+    pub fn catalog_place(&self) -> &'static str {
+        if self.shared.is_some() { "database" } else { "folder" }
     }
 
     pub fn dir(&self) -> &Path {
         &self.dir
     }
 
-    fn catalog_stamp(&self) -> Option<CatalogStamp> {
-        let m = fs::metadata(self.dir.join("catalog.json")).ok()?;
+    /// The catalog's current stamp; of the shared catalog asked again when `fresh` (else at
+    /// most every [`shared::CHECK_EVERY`]).
+    fn catalog_stamp(&self, fresh: bool) -> anyhow::Result<Option<CatalogStamp>> {
+        if let Some(shared) = &self.shared {
+            return Ok(Some(CatalogStamp::Version(shared.version(fresh)?)));
+        }
+        let Ok(m) = fs::metadata(self.dir.join("catalog.json")) else { return Ok(None) };
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(&m);
         #[cfg(not(unix))]
         let inode = 0;
-        Some(CatalogStamp { modified: m.modified().ok(), len: m.len(), inode })
+        Ok(Some(CatalogStamp::File { modified: m.modified().ok(), len: m.len(), inode }))
     }
 
-    /// Re-reads the catalog when another process (the CLI) changed it.
+    /// The catalog as it is now, read from its home.
+    pub(super) fn load_catalog(&self) -> anyhow::Result<Catalog> {
+        match &self.shared {
+            Some(shared) => Ok(shared.load()?.0),
+            None => Catalog::load(&self.dir),
+        }
+    }
+
+    /// Re-reads the catalog when another process (the CLI, another node) changed it.
     pub fn refresh(&self) -> anyhow::Result<()> {
-        let stamp = self.catalog_stamp();
+        self.refresh_with(false)
+    }
+
+    /// [`Self::refresh`], asking the shared catalog's version whatever the time (a search is
+    /// about to name videos).
+    pub fn refresh_now(&self) -> anyhow::Result<()> {
+        self.refresh_with(true)
+    }
+
+    fn refresh_with(&self, fresh: bool) -> anyhow::Result<()> {
+        let stamp = self.catalog_stamp(fresh)?;
         {
             let loaded = self.loaded.read().map_err(|_| anyhow::anyhow!("library lock poisoned"))?;
             if loaded.stamp.is_some() && loaded.stamp == stamp {
                 return Ok(());
             }
         }
-        let catalog = Catalog::load(&self.dir)?;
+        let catalog = self.load_catalog()?;
         let mut loaded = self.loaded.write().map_err(|_| anyhow::anyhow!("library lock poisoned"))?;
         let ids: Vec<u32> = catalog.videos.iter().map(|v| v.id).collect();
         self.entries.follow(&ids);
@@ -199,21 +287,58 @@ impl LibraryIndex {
         Ok(file)
     }
 
-    /// Loads the catalog from disk under the write lock, lets `change` edit it, saves it.
+    /// Loads the catalog, lets `change` edit it, saves it: in the folder under the write
+    /// lock; in the shared catalog from the version read (`change` runs again when another
+    /// node changed it in between, so it must only edit what it is given).
     pub(super) fn update_catalog<T>(
         &self,
-        change: impl FnOnce(&mut Catalog) -> anyhow::Result<T>,
+        mut change: impl FnMut(&mut Catalog) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
-        let _lock = self.write_lock()?;
-        let mut catalog = Catalog::load(&self.dir)?;
-        let out = change(&mut catalog)?;
-        catalog.save(&self.dir)?;
-        drop(_lock);
+        let out = match &self.shared {
+            Some(shared) => shared.update(change)?,
+            None => {
+                let _lock = self.write_lock()?;
+                let mut catalog = Catalog::load(&self.dir)?;
+                let out = change(&mut catalog)?;
+                catalog.save(&self.dir)?;
+                out
+            }
+        };
         if let Ok(mut loaded) = self.loaded.write() {
             loaded.stamp = None;
         }
-        self.refresh()?;
+        self.refresh_now()?;
         Ok(out)
+    }
+
+    /// The shared catalog, when the catalog lives in the database.
+    pub(super) fn shared(&self) -> Option<&SharedCatalog> {
+        self.shared.as_deref()
+    }
+
+    /// The database a migration moves the catalog into (see [`migrate`]).
+    pub(super) fn database(&self) -> Option<&CatalogDatabase> {
+        self.database.as_ref()
+    }
+
+    /// The path of a video's landmark file, fetched from the shared catalog into this
+    /// node's folder first when another node indexed the video.
+    pub(super) fn landmarks_file(&self, id: u32) -> PathBuf {
+        let path = audio::landmarks_path(&self.dir, id);
+        if let Some(shared) = &self.shared
+            && !path.exists()
+        {
+            match shared.sound(id) {
+                Ok(Some(bytes)) => {
+                    if let Err(e) = write_atomically(&path, &bytes) {
+                        tracing::warn!("library: cannot keep video {id}'s landmarks in {}: {e}", path.display());
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => tracing::warn!("library: cannot read video {id}'s landmarks from the database: {e:#}"),
+            }
+        }
+        path
     }
 
     /// Removes a video (by id, path or file name) from the index. Returns what was removed.
@@ -241,14 +366,14 @@ impl LibraryIndex {
         meta.source = "admin".into();
         self.update_catalog(|c| {
             let v = c.videos.iter_mut().find(|v| v.id == id).context("no such video in the library")?;
-            v.meta = meta;
+            v.meta = meta.clone();
             Ok(v.clone())
         })
     }
 
     /// The catalog records by id, after a look at whether another process changed them.
     pub(super) fn videos(&self) -> HashMap<u32, VideoRecord> {
-        let _ = self.refresh();
+        let _ = self.refresh_now();
         match self.loaded.read() {
             Ok(l) => l.catalog.videos.iter().map(|v| (v.id, v.clone())).collect(),
             Err(_) => HashMap::new(),
@@ -285,4 +410,14 @@ impl LibraryIndex {
 fn preview_key(video: &VideoRecord, at_ms: u32) -> String {
     let version: String = video.partial_hash.chars().filter(char::is_ascii_alphanumeric).take(12).collect();
     format!("{}-{version}-{at_ms}", video.id)
+}
+
+/// Writes `bytes` to `path` through a temporary name (readers never see half a file).
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension("part");
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path)
 }

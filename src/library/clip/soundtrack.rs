@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::library::audio::{
-    AudioHit, AudioSegment, Landmark, QUERY_DENSITY, accepted, best_offset, fingerprint_file_within, landmarks_path,
+    AudioHit, AudioSegment, Landmark, QUERY_DENSITY, accepted, best_offset, fingerprint_file_within,
 };
 use crate::library::frames;
 use crate::library::index::store::VideoRecord;
@@ -18,7 +18,7 @@ impl LibraryIndex {
         let mut ids: Vec<u32> = videos.values().filter(|v| v.audio_landmarks > 0).map(|v| v.id).collect();
         ids.sort_unstable();
         ids.into_iter()
-            .filter_map(|id| match AudioSegment::open(&landmarks_path(self.dir(), id)) {
+            .filter_map(|id| match AudioSegment::open(&self.landmarks_file(id)) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     tracing::warn!("library: no audio tier for video {id}: {e:#}");

@@ -7,11 +7,24 @@
 //! Resumable: a video the destination already holds complete, in its current format and with
 //! as many entries in every tier as the source, is skipped, so a migration cut short (a
 //! killed process, Milvus gone away) is finished by running the command again. Writers are
-//! kept out meanwhile by the library's write lock (a `library add` waits). The catalog stays
-//! where it is; the operator then points `REELFIND_LIBRARY_INDEX` at the destination.
+//! kept out meanwhile by the library's write lock (a `library add` waits).
+//!
+//! The catalog goes with the hashes: to Milvus it moves into the database every node shares
+//! (when the library knows its database), back to the embedded index into `catalog.json`,
+//! each video's soundtrack landmarks along with it. It is written after the entries, so a
+//! node reading the destination never lists a video whose entries are not there yet. A
+//! database already holding another library's catalog is not overwritten. The operator then
+//! points `REELFIND_LIBRARY_INDEX` at the destination.
+use std::fs;
+
+use anyhow::Context;
+
 use super::LibraryIndex;
 use super::backend::Backend;
 use super::entries::{EntryIndex, IndexError, Section, VideoEntries};
+use super::shared::SharedCatalog;
+use super::store::Catalog;
+use crate::library::audio;
 use crate::library::picture::hash::Hash;
 
 /// What a migration did.
@@ -25,6 +38,8 @@ pub struct MigrateReport {
     pub missing: Vec<u32>,
     /// Entries written.
     pub entries: u64,
+    /// Where the catalog was written: `database` or `folder` (`None`: it stays where it was).
+    pub catalog: Option<&'static str>,
 }
 
 /// One video's entries, read out of an index.
@@ -100,7 +115,16 @@ impl LibraryIndex {
         anyhow::ensure!(to != &self.backend, "the library is already served from {to}");
         let _lock = self.write_lock()?;
         let dest = to.open(&self.dir)?;
-        let videos = self.list();
+        let catalog = self.load_catalog()?;
+        let dest_catalog = match (&dest.milvus, self.database()) {
+            (Some(_), Some(db)) if self.shared().is_none() => {
+                let shared = SharedCatalog::open(db)?;
+                refuse_another_library(&shared.load()?.0, &catalog)?;
+                Some(shared)
+            }
+            _ => None,
+        };
+        let videos = catalog.videos.clone();
         let ids: Vec<u32> = videos.iter().map(|v| v.id).collect();
         dest.entries.follow(&ids);
         let mut report = MigrateReport::default();
@@ -123,6 +147,39 @@ impl LibraryIndex {
             // Seal what was written and give the collection the index its size calls for.
             m.fit_index()?;
         }
+        if let Some(shared) = dest_catalog {
+            for v in videos.iter().filter(|v| v.audio_landmarks > 0) {
+                if let Ok(bytes) = fs::read(audio::landmarks_path(&self.dir, v.id)) {
+                    shared.put_sound(v.id, bytes)?;
+                }
+            }
+            shared.replace(&catalog)?;
+            report.catalog = Some("database");
+        } else if self.shared().is_some() && dest.milvus.is_none() {
+            // Back to the folder: the landmark files this node has not fetched yet, then
+            // `catalog.json`.
+            for v in videos.iter().filter(|v| v.audio_landmarks > 0) {
+                self.landmarks_file(v.id);
+            }
+            catalog.save(&self.dir).context("cannot write catalog.json")?;
+            report.catalog = Some("folder");
+        }
         Ok(report)
     }
+}
+
+/// A database holding a catalog whose videos are not this library's (another library was
+/// moved there, or added to there) is not overwritten.
+fn refuse_another_library(there: &Catalog, here: &Catalog) -> anyhow::Result<()> {
+    for v in &there.videos {
+        if !here.videos.iter().any(|h| h.id == v.id && h.path == v.path) {
+            anyhow::bail!(
+                "the database already holds another library's catalog (video {} is {}); \
+                 remove its videos there first, or point REELFIND_LIBRARY_INDEX at that library",
+                v.id,
+                v.path.display()
+            );
+        }
+    }
+    Ok(())
 }

@@ -77,7 +77,15 @@ async fn videos(state: &AppState) -> AppResult<(Vec<AdminVideo>, String)> {
     let library = state.library.clone();
     tokio::task::spawn_blocking(move || {
         let videos = library.list().iter().map(AdminVideo::from).collect();
-        (videos, format!("{}, {} entries", library.backend().kind(), library.frame_count()))
+        (
+            videos,
+            format!(
+                "{}, {} entries, catalog in the {}",
+                library.backend().kind(),
+                library.frame_count(),
+                library.catalog_place()
+            ),
+        )
     })
     .await
     .map_err(|e| AppError::Internal(e.into()))

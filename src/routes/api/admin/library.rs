@@ -40,6 +40,9 @@ pub struct LibraryList {
     pub audio_bytes: u64,
     /// Where the frame hashes live: `local` (segment files) or `milvus`.
     pub index_backend: &'static str,
+    /// Where the catalog (videos, titles, edits) lives: `folder` (`catalog.json` beside the
+    /// segment files) or `database` (shared by every node; with Milvus).
+    pub catalog: &'static str,
     /// Entries the index holds (every tier).
     pub index_entries: u64,
 }
@@ -56,6 +59,7 @@ async fn list(State(state): State<AppState>, _admin: RequireAdmin) -> AppResult<
             index_bytes: library.index_bytes(),
             audio_bytes: library.audio_bytes(),
             index_backend: library.backend().kind(),
+            catalog: library.catalog_place(),
             index_entries: library.frame_count(),
         }
     })
