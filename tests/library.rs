@@ -222,6 +222,37 @@ async fn a_frame_is_found_with_its_title_second_and_a_preview_that_works() {
     assert_eq!(res.json()["error"], "This preview link is not valid.");
 }
 
+/// An ingest that died after writing its entries and before publishing its video leaves its
+/// id pending: the entries are not a video of the library, and once the id is older than the
+/// sweep's bound they are removed and the id forgotten (on either backend: this test runs in
+/// the Milvus pass too). A fresh one is left alone: its ingest may still be running.
+#[tokio::test]
+async fn the_entries_of_an_ingest_that_died_are_swept() {
+    use reelfind::library::add::ABANDONED_AFTER;
+    use reelfind::library::index::entries::VideoEntries;
+    let app = TestApp::new().await;
+    let lib = app.state.library.clone();
+    tokio::task::spawn_blocking(move || {
+        let before = lib.frame_count();
+        let id = lib.reserve_id().unwrap();
+        let frames: Vec<([u64; 4], u32)> = (0..50u64).map(|i| ([i, !i, i << 7, 42], i as u32 * 125)).collect();
+        lib.entries().put(id, &VideoEntries { frames: &frames, ..Default::default() }).unwrap();
+        assert!(lib.entries().holds_current(id));
+        assert!(lib.list().is_empty(), "not published: no video");
+
+        assert!(lib.sweep_abandoned(ABANDONED_AFTER).unwrap().is_empty(), "a running ingest is left alone");
+        assert!(lib.entries().holds_current(id));
+        assert_eq!(lib.sweep_abandoned(std::time::Duration::ZERO).unwrap(), vec![id]);
+        assert!(!lib.entries().holds_current(id), "its entries are gone");
+        assert_eq!(lib.frame_count(), before);
+        assert!(lib.sweep_abandoned(std::time::Duration::ZERO).unwrap().is_empty(), "and its id forgotten");
+        // The next id is a new one: an id is never given twice.
+        assert!(lib.reserve_id().unwrap() > id);
+    })
+    .await
+    .unwrap();
+}
+
 /// Two films are indexed: a frame of each is found with its own title, second and file, by
 /// the index and through `POST /api/identify`, and a frame of neither is no answer.
 #[tokio::test]

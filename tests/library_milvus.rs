@@ -377,6 +377,25 @@ async fn an_app_on_milvus_indexes_and_identifies_as_one_on_the_embedded_index_do
         assert!((r["timestamp"]["at"].as_f64().unwrap() - at).abs() <= 0.5, "{}", r["timestamp"]);
     }
 
+    // Once the catalog has not changed for the window, the searches are bounded (no wait for
+    // the server's time tick) and still find every listed video's entries: the same answers.
+    tokio::time::sleep(reelfind::library::milvus::FRESH_WINDOW + std::time::Duration::from_secs(1)).await;
+    assert!(!lib.milvus().unwrap().client().searches_strong(), "bounded past the window");
+    for at in [0.4, 2.6, 4.1] {
+        let img = image::load_from_memory(&frame_jpeg(&video, at, &folder.path().join("q.jpg"))).unwrap();
+        let (a, b) = (app.state.library.clone(), local.state.library.clone());
+        let i1 = img.clone();
+        let x = tokio::task::spawn_blocking(move || a.search_image(&i1).unwrap()).await.unwrap();
+        let y = tokio::task::spawn_blocking(move || b.search_image(&img).unwrap()).await.unwrap();
+        eprintln!("still at {at}, bounded: milvus {:.1} ms, local {:.1} ms", x.elapsed_ms, y.elapsed_ms);
+        let (m, d) = (x.best.expect("found on Milvus, bounded"), y.best.expect("found on disk"));
+        assert_eq!(
+            (m.title.as_str(), m.at, m.from, m.to, m.tier, m.similarity),
+            (d.title.as_str(), d.at, d.from, d.to, d.tier, d.similarity),
+            "at {at}"
+        );
+    }
+
     // Removing a video forgets its rows, as on the embedded index.
     let before = app.state.library.frame_count();
     for a in [&app, &local] {

@@ -9,6 +9,9 @@
 //!   changes the catalog only from the version it read).
 //! - `library_sounds`: a video's soundtrack landmarks (the audio tier's file, as bytes), so a
 //!   node that did not index the video can search its sound.
+//! - `library_pending`: ids given to an ingest that has not published its video yet, with
+//!   the time (seconds since the epoch); one left long after belonged to a process that died,
+//!   and its entries are swept.
 use sea_orm_migration::prelude::*;
 
 #[derive(DeriveMigrationName)]
@@ -50,6 +53,13 @@ enum LibrarySounds {
     Table,
     VideoId,
     Landmarks,
+}
+
+#[derive(DeriveIden)]
+enum LibraryPending {
+    Table,
+    VideoId,
+    Since,
 }
 
 #[async_trait::async_trait]
@@ -110,10 +120,20 @@ impl MigrationTrait for Migration {
                 .to_owned(),
         )
         .await?;
+        m.create_table(
+            Table::create()
+                .table(LibraryPending::Table)
+                .if_not_exists()
+                .col(ColumnDef::new(LibraryPending::VideoId).big_integer().not_null().primary_key())
+                .col(ColumnDef::new(LibraryPending::Since).big_integer().not_null())
+                .to_owned(),
+        )
+        .await?;
         Ok(())
     }
 
     async fn down(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.drop_table(Table::drop().table(LibraryPending::Table).if_exists().to_owned()).await?;
         m.drop_table(Table::drop().table(LibrarySounds::Table).if_exists().to_owned()).await?;
         m.drop_table(Table::drop().table(LibraryCatalog::Table).if_exists().to_owned()).await?;
         m.drop_table(Table::drop().table(LibraryVideos::Table).if_exists().to_owned()).await

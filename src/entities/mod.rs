@@ -12,6 +12,7 @@ pub mod collection_item;
 pub mod content_version;
 pub mod identification;
 pub mod library_catalog;
+pub mod library_pending;
 pub mod library_sound;
 pub mod library_video;
 pub mod metadata_cache;

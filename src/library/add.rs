@@ -3,14 +3,14 @@
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
 
 use crate::library::fingerprint::fingerprint_video;
 use crate::library::index::entries::VideoEntries;
-use crate::library::index::store::{VideoMeta, VideoRecord};
+use crate::library::index::store::{Pending, VideoMeta, VideoRecord};
 use crate::library::picture::hash::Hash;
 use crate::library::{LibraryIndex, audio, frames, meta};
 
@@ -58,6 +58,68 @@ pub trait Progress {
 pub struct Quiet;
 impl Progress for Quiet {}
 
+/// An id held this long by an ingest that never published its video belonged to a process
+/// that died: no video takes a day to index (the slowest seen here runs at about real time).
+pub const ABANDONED_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+fn now_secs() -> i64 {
+    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+impl LibraryIndex {
+    /// Gives an ingest its video id and notes it as pending: its entries may be written
+    /// before the video is published, and a process that dies in between leaves them to
+    /// [`Self::sweep_abandoned`].
+    #[doc(hidden)]
+    pub fn reserve_id(&self) -> anyhow::Result<u32> {
+        let since = now_secs();
+        self.update_catalog(|c| {
+            let id = c.next_id.max(1);
+            c.next_id = id + 1;
+            c.pending.push(Pending { id, since });
+            Ok(id)
+        })
+    }
+
+    /// Removes the entries (and soundtrack landmarks) of every id an ingest has held for
+    /// longer than `older_than` without publishing its video, then forgets the ids; the ids
+    /// swept. Run at the start of every `add`; an entry that cannot be removed now (Milvus
+    /// down) keeps its id pending for the next one.
+    pub fn sweep_abandoned(&self, older_than: Duration) -> anyhow::Result<Vec<u32>> {
+        let cutoff = now_secs() - older_than.as_secs() as i64;
+        let stale: Vec<u32> = self.load_catalog()?.pending.iter().filter(|p| p.since <= cutoff).map(|p| p.id).collect();
+        let mut swept = Vec::new();
+        for id in stale {
+            match self.entries().remove(id) {
+                Ok(()) => swept.push(id),
+                Err(e) => tracing::warn!("library: the entries of abandoned ingest {id} stay for now: {e}"),
+            }
+            let _ = fs::remove_file(audio::landmarks_path(&self.dir, id));
+        }
+        if !swept.is_empty() {
+            self.update_catalog(|c| {
+                c.pending.retain(|p| !swept.contains(&p.id));
+                Ok(())
+            })?;
+            tracing::info!("library: removed the entries of {} ingest(s) that never finished: {swept:?}", swept.len());
+        }
+        Ok(swept)
+    }
+
+    /// An ingest that failed after its id was given: its entries go, and so does the id.
+    fn abandon(&self, id: u32) {
+        if let Err(e) = self.entries().remove(id) {
+            tracing::warn!("library: the entries of failed ingest {id} stay until the next sweep: {e}");
+            return;
+        }
+        let _ = fs::remove_file(audio::landmarks_path(&self.dir, id));
+        let _ = self.update_catalog(|c| {
+            c.pending.retain(|p| p.id != id);
+            Ok(())
+        });
+    }
+}
+
 impl LibraryIndex {
     /// Expands folders recursively into the video files they hold (sorted, canonical paths).
     pub fn collect_files(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
@@ -92,6 +154,9 @@ impl LibraryIndex {
         let (files, missing) = Self::collect_files(paths);
         let mut report = AddReport { failed: missing, ..Default::default() };
         let _ = self.refresh();
+        if let Err(e) = self.sweep_abandoned(ABANDONED_AFTER) {
+            tracing::warn!("library: could not sweep abandoned ingests: {e:#}");
+        }
         let total: f64 = files.iter().filter_map(|f| frames::probe(f).ok()).map(|p| p.duration).sum();
         progress.start(files.len(), total);
         for file in files {
@@ -182,25 +247,27 @@ impl LibraryIndex {
         let meta = meta
             .or_else(|| existing.as_ref().filter(|e| e.meta.source == "admin").map(|e| e.meta.clone()))
             .unwrap_or_else(|| meta::for_file(&path));
-        // Reserve an id, write the segment, then publish it in the catalog.
-        let id = self.update_catalog(|c| {
-            let id = c.next_id.max(1);
-            c.next_id = id + 1;
-            Ok(id)
-        })?;
+        // Reserve an id, write the entries, then publish the video in the catalog.
+        let id = self.reserve_id()?;
         let entries = VideoEntries {
             frames: &fingerprints.frames,
             crops: &fingerprints.crops,
             uppers: &fingerprints.uppers,
             stills: &fingerprints.stills,
         };
-        self.entries().put(id, &entries)?;
-        if !landmarks.is_empty() {
-            let file = audio::write_landmarks(&self.dir, id, &landmarks)?;
-            if let Some(shared) = self.shared() {
-                // Every node searches the sound, not only the one whose folder has the file.
-                shared.put_sound(id, fs::read(&file)?)?;
+        let written = self.entries().put(id, &entries).map_err(anyhow::Error::from).and_then(|()| {
+            if !landmarks.is_empty() {
+                let file = audio::write_landmarks(&self.dir, id, &landmarks)?;
+                if let Some(shared) = self.shared() {
+                    // Every node searches the sound, not only the one whose folder has the file.
+                    shared.put_sound(id, fs::read(&file)?)?;
+                }
             }
+            Ok(())
+        });
+        if let Err(e) = written {
+            self.abandon(id);
+            return Err(e);
         }
         let record = VideoRecord {
             id,
@@ -221,6 +288,7 @@ impl LibraryIndex {
             let old: Vec<u32> = c.videos.iter().filter(|v| v.path == path).map(|v| v.id).collect();
             c.videos.retain(|v| v.path != path);
             c.videos.push(record.clone());
+            c.pending.retain(|p| p.id != id);
             Ok(old)
         })?;
         for old in &replaced {
@@ -242,13 +310,10 @@ impl LibraryIndex {
         crops: &[(Hash, u32)],
         duration: f64,
     ) -> anyhow::Result<u32> {
-        let id = self.update_catalog(|c| {
-            let id = c.next_id.max(1);
-            c.next_id = id + 1;
-            Ok(id)
-        })?;
+        let id = self.reserve_id()?;
         self.entries().put(id, &VideoEntries { frames, crops, ..Default::default() })?;
         self.update_catalog(|c| {
+            c.pending.retain(|p| p.id != id);
             c.videos.push(VideoRecord {
                 id,
                 path: self.dir.join(format!("raw-{id}")),

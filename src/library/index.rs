@@ -126,6 +126,11 @@ impl LibraryIndex {
             signer,
             previews,
         };
+        if let Some(m) = &index.milvus {
+            // Searches may be bounded (no wait for the time tick) but for a while after each
+            // catalog change: see `milvus::Consistency::Auto`.
+            m.client().follow_catalog();
+        }
         index.adopt_folder_catalog()?;
         index.refresh_now()?;
         Ok(index)
@@ -208,6 +213,10 @@ impl LibraryIndex {
             }
         }
         let catalog = self.load_catalog()?;
+        if let Some(m) = &self.milvus {
+            // What was just published may be younger than a bounded search's grace time.
+            m.client().catalog_changed();
+        }
         let mut loaded = self.loaded.write().map_err(|_| anyhow::anyhow!("library lock poisoned"))?;
         let ids: Vec<u32> = catalog.videos.iter().map(|v| v.id).collect();
         self.entries.follow(&ids);

@@ -185,7 +185,8 @@ impl MilvusIndex {
 
     fn mark_of(&self, video: u32) -> Result<Option<Row>, IndexError> {
         let filter = format!("video == {video} && entry == {MARK}");
-        let rows = self.check(self.client.rows_where(&self.collection, META, &filter))?;
+        // Always strong: whether an owner is complete is asked right after writing it.
+        let rows = self.check(self.client.rows_where(&self.collection, META, &filter, true))?;
         Ok(rows.into_iter().next())
     }
 

@@ -1,7 +1,8 @@
 //! The catalog in the database every node shares: used when the hashes live in an external
 //! index (Milvus), so that a node knows every video whoever added it, and an admin's edit on
 //! one node holds on all of them. Tables: `library_videos`, `library_catalog` (next id and
-//! version) and `library_sounds` (the audio tier's bytes); see the migration
+//! version), `library_sounds` (the audio tier's bytes) and `library_pending` (ids of ingests
+//! not published yet); see the migration
 //! `m20261209_100000_library_catalog`.
 //!
 //! A node keeps the catalog it read and the version it read it at; it asks for the version
@@ -24,8 +25,8 @@ use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder, Set,
 };
 
-use super::store::{Catalog, VideoMeta, VideoRecord};
-use crate::entities::{library_catalog, library_sound, library_video};
+use super::store::{Catalog, Pending, VideoMeta, VideoRecord};
+use crate::entities::{library_catalog, library_pending, library_sound, library_video};
 
 /// How long a node trusts the version it read for anything but a search.
 pub const CHECK_EVERY: Duration = Duration::from_millis(250);
@@ -194,12 +195,14 @@ async fn read(db: &DatabaseConnection) -> Result<(Catalog, i64), sea_orm::DbErr>
     loop {
         let before = state(db).await?;
         let rows = library_video::Entity::find().order_by_asc(library_video::Column::Id).all(db).await?;
+        let pending = library_pending::Entity::find().order_by_asc(library_pending::Column::VideoId).all(db).await?;
         let after = state(db).await?;
         if before.version == after.version {
             let catalog = Catalog {
                 version: 1,
                 next_id: u32::try_from(after.next_id).unwrap_or(u32::MAX),
                 videos: rows.into_iter().map(record).collect(),
+                pending: pending.into_iter().map(|p| Pending { id: p.video_id as u32, since: p.since }).collect(),
             };
             return Ok((catalog, after.version));
         }
@@ -242,6 +245,13 @@ async fn write(
     }
     for v in changed {
         row(v).insert(&txn).await?;
+    }
+    let done: Vec<i64> = before.pending.iter().filter(|p| !after.pending.contains(p)).map(|p| p.id as i64).collect();
+    if !done.is_empty() {
+        library_pending::Entity::delete_many().filter(library_pending::Column::VideoId.is_in(done)).exec(&txn).await?;
+    }
+    for p in after.pending.iter().filter(|p| !before.pending.contains(p)) {
+        library_pending::ActiveModel { video_id: Set(p.id as i64), since: Set(p.since) }.insert(&txn).await?;
     }
     txn.commit().await?;
     Ok(Some(version + 1))

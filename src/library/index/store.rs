@@ -89,6 +89,18 @@ pub struct Catalog {
     pub version: u32,
     pub next_id: u32,
     pub videos: Vec<VideoRecord>,
+    /// Ids given to an ingest that has not published its video yet: its entries may be in
+    /// the index already. One still here long after (its process died) is swept: its entries
+    /// removed, the id dropped (`LibraryIndex::sweep_abandoned`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<Pending>,
+}
+
+/// An id an ingest holds, and since when (seconds since the epoch).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Pending {
+    pub id: u32,
+    pub since: i64,
 }
 
 impl Catalog {
@@ -110,7 +122,7 @@ impl Catalog {
     }
 
     fn empty() -> Self {
-        Self { version: 1, next_id: 1, videos: vec![] }
+        Self { version: 1, next_id: 1, videos: vec![], pending: vec![] }
     }
 
     fn recover(dir: &Path, path: &Path, why: &str) -> Self {
@@ -333,6 +345,7 @@ mod tests {
     fn catalog(n: u32) -> Catalog {
         Catalog {
             version: 1,
+            pending: vec![],
             next_id: n + 1,
             videos: (1..=n)
                 .map(|id| VideoRecord {

@@ -77,7 +77,7 @@ impl Milvus {
         let part = PARTITIONS[partition];
         let vectors: Vec<Vec<u8>> = hashes.iter().map(hash_bytes).collect();
         let limit = limit.clamp(1, MAX_ROWS) as i64;
-        let strong = self.url.strong;
+        let strong = self.searches_strong();
         let nprobe = self.nprobe.lock().ok().and_then(|n| *n);
         self.run("search", move |c| async move {
             let mut params = HashMap::new();
@@ -128,13 +128,16 @@ impl Milvus {
         })
     }
 
-    /// Every row of `video` in `partition`, in entry order (read in pages of [`MAX_ROWS`]).
+    /// Every row of `video` in `partition`, in entry order (read in pages of [`MAX_ROWS`]), at
+    /// the searches' consistency (a timeline read for a hit: see
+    /// [`Self::searches_strong`]).
     pub fn rows_of(&self, collection: &str, partition: usize, video: u32) -> Result<Vec<Row>> {
+        let strong = self.searches_strong();
         let mut rows: Vec<Row> = Vec::new();
         let mut from = 0i64;
         loop {
             let filter = format!("video == {video} && entry >= {from} && entry < {}", from + MAX_ROWS as i64);
-            let page = self.rows_where(collection, partition, &filter)?;
+            let page = self.rows_where(collection, partition, &filter, strong)?;
             rows.extend(page);
             // Entries are numbered from 0 without gaps, except the meta partition's mark.
             if rows.len() as i64 != from + MAX_ROWS as i64 {
@@ -147,8 +150,9 @@ impl Milvus {
         Ok(rows)
     }
 
-    /// The rows of `partition` that `filter` keeps (at most [`MAX_ROWS`]), in no order.
-    pub fn rows_where(&self, collection: &str, partition: usize, filter: &str) -> Result<Vec<Row>> {
+    /// The rows of `partition` that `filter` keeps (at most [`MAX_ROWS`]), in no order; every
+    /// write that finished before the call included if `strong`.
+    pub fn rows_where(&self, collection: &str, partition: usize, filter: &str, strong: bool) -> Result<Vec<Row>> {
         let name = collection.to_owned();
         let part = PARTITIONS[partition];
         let filter = filter.to_owned();
@@ -161,7 +165,7 @@ impl Milvus {
                         .filter(filter)
                         .output_fields(["video", "entry", "ms", "hash"])
                         .limit(MAX_ROWS as i64)
-                        .consistency_level(ConsistencyLevel::Strong)
+                        .consistency_level(if strong { ConsistencyLevel::Strong } else { ConsistencyLevel::Bounded })
                         .build()?,
                 )
                 .await?;
