@@ -194,6 +194,45 @@ const PHONE_ROOM: &str = "pad=trunc(iw*1.08/2)*2:trunc(ih*1.1/2)*2:(ow-iw)/2:(oh
 
 const PHONE_TIGHT: &str = "perspective=x0=W*0.06:y0=H*0.05:x1=W*0.97:y1=H*0.01:x2=W*0.02:y2=H*0.97:x3=W*0.93:\
      y3=H*0.93:sense=destination,eq=brightness=0.04:saturation=0.85:gamma=1.1,gblur=sigma=0.8,noise=alls=8:allf=t";
+/// Screenshots as they travel (issue 44). A 9:16 column of the frame anywhere across its
+/// middle, scaled to a phone's 720x1280, a white caption band above, the app's buttons and the
+/// poster's name over it.
+const VERTICAL_REPOST: &str = "crop=trunc(min(iw\\,ih*9/16)/2)*2:ih:(iw-min(iw\\,ih*9/16))*(0.2+0.6*{X}):0,\
+     scale=720:1280,setsar=1,pad=720:1600:0:200:black,drawbox=x=0:y=0:w=720:h=200:color=white:t=fill,\
+     drawtext=fontfile=FONT:text='no because this scene':fontsize=44:fontcolor=black:x=(w-text_w)/2:y=76,\
+     drawbox=x=636:y=1000:w=60:h=60:color=white@0.85:t=fill,drawbox=x=636:y=1110:w=60:h=60:color=white@0.85:t=fill,\
+     drawbox=x=636:y=1220:w=60:h=60:color=white@0.85:t=fill,\
+     drawtext=fontfile=FONT:text='@moviemoments':fontsize=32:fontcolor=white:x=30:y=1400";
+/// Big white text with a black outline above and below the picture.
+const MEME_TEXT: &str = "drawtext=fontfile=FONT:text='ME AT 3 AM':fontsize=h/7:fontcolor=white:borderw=6:\
+     bordercolor=black:x=(w-text_w)/2:y=h*0.04,drawtext=fontfile=FONT:text='STILL WATCHING THIS':fontsize=h/9:\
+     fontcolor=white:borderw=6:bordercolor=black:x=(w-text_w)/2:y=h*0.84";
+/// The film's frame beside another picture, on either side, under a caption.
+const SIDE_BY_SIDE: &str = "[1:v]setpts=PTS-STARTPTS,scale=1280:440[bg];[0:v]setpts=PTS-STARTPTS,scale=640:360,setsar=1[f];\
+     [bg][f]overlay=x=640*round({X}):y=80,drawtext=fontfile=FONT:text='MOVIE VS REAL LIFE':fontsize=48:\
+     fontcolor=white:borderw=4:bordercolor=black:x=(w-text_w)/2:y=14";
+/// A dark, noisy phone photo of a screen filling the shot.
+const PHONE_DARK: &str = "perspective=x0=W*0.05:y0=H*0.04:x1=W*0.96:y1=H*0.02:x2=W*0.03:y2=H*0.97:x3=W*0.94:\
+     y3=H*0.94:sense=destination,eq=brightness=-0.16:gamma=0.8:saturation=0.75,gblur=sigma=1.0,noise=alls=26:allf=t";
+/// Several edits at once: a crop, a colour grade and a caption (then JPEG quality 35).
+const EDITS_TOGETHER: &str = "crop=iw*0.9:ih*0.9:iw*0.1*{X}:ih*0.1*{Y},curves=preset=vintage,\
+     eq=saturation=1.25:contrast=1.1,drawtext=fontfile=FONT:text='this scene lives in my head':fontsize=h/14:\
+     fontcolor=white:borderw=4:bordercolor=black:x=(w-text_w)/2:y=h*0.05";
+
+/// The names of the cases of issue 44 (screenshots as they travel), for `--only` and the
+/// negatives rendered under them.
+const SHARED_CASES: [&str; 9] = [
+    "vertical repost",
+    "crop 25%, off-centre",
+    "meme text",
+    "rotation 3-4 degrees",
+    "edits together, jpeg q35",
+    "side-by-side",
+    "reaction, picture-in-picture 45%",
+    "phone photo, dark and noisy",
+    "mirrored, 1.25x speed",
+];
+
 /// The screen's corners in a `PHONE_TIGHT` photo (top left, top right, bottom right, bottom
 /// left), in shares of its size.
 const TIGHT_SCREEN: [(f32, f32); 4] = [(0.06, 0.05), (0.97, 0.01), (0.93, 0.93), (0.02, 0.97)];
@@ -255,6 +294,30 @@ fn transforms() -> Vec<Transform> {
             clips: true,
             background: Some("mandelbrot=size=1280x720"),
         },
+        t(SHARED_CASES[0], VERTICAL_REPOST, 85, true),
+        t(SHARED_CASES[1], "crop=iw*0.75:ih*0.75:iw*0.25*{X}:ih*0.25*{Y}", 88, false),
+        t(SHARED_CASES[2], MEME_TEXT, 85, false),
+        t(SHARED_CASES[3], "rotate=a=(3+{X})*(2*round({Y})-1)*PI/180:fillcolor=black", 88, false),
+        t(SHARED_CASES[4], EDITS_TOGETHER, 35, false),
+        Transform {
+            name: SHARED_CASES[5],
+            filter: SIDE_BY_SIDE,
+            jpeg_quality: 85,
+            clips: false,
+            background: Some("mandelbrot=size=1280x440"),
+        },
+        Transform {
+            name: SHARED_CASES[6],
+            // A reaction video: the scene at 45% of the width in a corner over someone else's
+            // picture.
+            filter: "[1:v]setpts=PTS-STARTPTS,scale=1280:720[bg];[0:v]setpts=PTS-STARTPTS,scale=576:-2[pip];\
+                     [bg][pip]overlay=x=(W-w-24)*round({X})+12:y=(H-h-24)*round({Y})+12",
+            jpeg_quality: 85,
+            clips: true,
+            background: Some("life=size=1280x720:mold=10:rate=25:ratio=0.5:death_color=#203040:life_color=#c08040"),
+        },
+        t(SHARED_CASES[7], PHONE_DARK, 70, false),
+        t(SHARED_CASES[8], "hflip,setpts=PTS/1.25", 88, true),
     ]
 }
 
@@ -726,7 +789,9 @@ fn main() -> anyhow::Result<()> {
                 "player UI",
                 "phone photo, screen in a room",
             ]
-            .contains(&t.name)
+            .iter()
+            .chain(SHARED_CASES.iter())
+            .any(|n| *n == t.name)
                 && (!args.negatives_only || args.only.iter().any(|o| o == t.name))
         })
         .collect();
@@ -738,16 +803,31 @@ fn main() -> anyhow::Result<()> {
     for (i, src) in args.negative.iter().enumerate() {
         for t in &negative_cases {
             let pattern = qdir.join(format!("neg{i}-%05d.jpg"));
-            let filter = format!("fps={},{}", args.negative_fps, filter_for(t, &mut rng));
-            ffmpeg(&[
-                "-i".into(),
-                src.display().to_string(),
-                "-vf".into(),
-                filter,
-                "-q:v".into(),
-                "4".into(),
-                pattern.display().to_string(),
-            ])?;
+            let mut ff: Vec<String> = vec!["-i".into(), src.display().to_string()];
+            match t.background {
+                None => {
+                    ff.extend(["-vf".into(), format!("fps={},{}", args.negative_fps, filter_for(t, &mut rng))]);
+                }
+                Some(bg) => {
+                    // The second picture as long as the footage, and the result sampled (the
+                    // overlay runs at the pattern's rate).
+                    let seconds = reelfind::library::frames::probe(src)?.duration;
+                    ff.extend([
+                        "-f".into(),
+                        "lavfi".into(),
+                        "-t".into(),
+                        format!("{seconds:.3}"),
+                        "-i".into(),
+                        bg.into(),
+                    ]);
+                    ff.extend([
+                        "-filter_complex".into(),
+                        format!("{},fps={}", filter_for(t, &mut rng), args.negative_fps),
+                    ]);
+                }
+            }
+            ff.extend(["-q:v".into(), "4".into(), pattern.display().to_string()]);
+            ffmpeg(&ff)?;
             let mut files: Vec<PathBuf> = std::fs::read_dir(&qdir)?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("neg{i}-"))))
