@@ -681,13 +681,7 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
     // Found through node B (and through A), each asked by a guest of its own.
     let jpeg = frame_jpeg(&folder.path().join("big-buck-bunny.mp4"), 2.6, &dir.path().join("still.jpg"));
     for (node, address) in [(&b, "203.0.113.60"), (&a, "203.0.113.61")] {
-        let form = reqwest::multipart::Form::new().text("mode", "library").part(
-            "file",
-            reqwest::multipart::Part::bytes(jpeg.clone()).file_name("still.jpg").mime_str("image/jpeg").unwrap(),
-        );
-        let req =
-            reqwest::Client::new().post(node.url("/api/identify")).header("x-forwarded-for", address).multipart(form);
-        let (status, _, body) = Client::new(&node.origin).send(req).await;
+        let (status, body) = identify_in_library(node, address, jpeg.clone(), "still.jpg", "image/jpeg").await;
         assert_eq!(status, 200, "{}: {body}", node.origin);
         let result: serde_json::Value = serde_json::from_str(&body).unwrap();
         assert_eq!((result["title"].as_str(), result["engine"].as_str()), (Some("Big Buck Bunny"), Some("library")));
@@ -713,16 +707,8 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
         "aac",
         clip.to_str().unwrap(),
     ]);
-    let form = reqwest::multipart::Form::new().text("mode", "library").part(
-        "file",
-        reqwest::multipart::Part::bytes(std::fs::read(&clip).unwrap())
-            .file_name("clip.mp4")
-            .mime_str("video/mp4")
-            .unwrap(),
-    );
-    let req =
-        reqwest::Client::new().post(b.url("/api/identify")).header("x-forwarded-for", "203.0.113.62").multipart(form);
-    let (status, _, body) = Client::new(&b.origin).send(req).await;
+    let (status, body) =
+        identify_in_library(&b, "203.0.113.62", std::fs::read(&clip).unwrap(), "clip.mp4", "video/mp4").await;
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("Big Buck Bunny"), "{body}");
     assert!(
@@ -733,18 +719,29 @@ async fn a_video_added_on_node_a_is_found_through_node_b() {
     // An edit where node A runs holds on node B at once.
     let edited = cli(&["library", "edit", &id.to_string(), "--title", "The Bunny Cut", "--year", "2008"]);
     assert!(edited.contains("updated"), "{edited}");
-    let form = reqwest::multipart::Form::new().text("mode", "library").part(
-        "file",
-        reqwest::multipart::Part::bytes(jpeg.clone()).file_name("still.jpg").mime_str("image/jpeg").unwrap(),
-    );
-    let req =
-        reqwest::Client::new().post(b.url("/api/identify")).header("x-forwarded-for", "203.0.113.63").multipart(form);
-    let (status, _, body) = Client::new(&b.origin).send(req).await;
+    let (status, body) = identify_in_library(&b, "203.0.113.63", jpeg, "still.jpg", "image/jpeg").await;
     assert_eq!(status, 200, "{body}");
     let result: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(result["title"].as_str(), Some("The Bunny Cut"), "{body}");
     a.stop();
     b.stop();
+}
+
+/// `POST /api/identify` in library mode on `node`, as a guest of its own coming from
+/// `address` (through the pretend proxy): the status and the body.
+async fn identify_in_library(
+    node: &crate::server::Server,
+    address: &str,
+    bytes: Vec<u8>,
+    file: &str,
+    mime: &str,
+) -> (u16, String) {
+    let form = reqwest::multipart::Form::new()
+        .text("mode", "library")
+        .part("file", reqwest::multipart::Part::bytes(bytes).file_name(file.to_owned()).mime_str(mime).unwrap());
+    let req = reqwest::Client::new().post(node.url("/api/identify")).header("x-forwarded-for", address).multipart(form);
+    let (status, _, body) = crate::server::Client::new(&node.origin).send(req).await;
+    (status, body)
 }
 
 /// What an ingest cut short by a Milvus restart leaves (a tier's rows, no completion mark) is

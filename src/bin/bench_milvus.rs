@@ -293,7 +293,7 @@ fn main() -> anyhow::Result<()> {
         // not the rule would cluster a collection this small.
         let nlist = IndexPlan::nlist_for(n);
         for &s in &a.shares {
-            plans.push(IndexPlan::Ivf { nlist, nprobe: ((nlist as f64 * s).ceil() as u32).max(1) });
+            plans.push(IndexPlan::Ivf { nlist, nprobe: IndexPlan::nprobe_for(nlist, s) });
         }
         let mut built: Option<IndexPlan> = None;
         for plan in plans {

@@ -62,17 +62,13 @@ impl Progress for Quiet {}
 /// that died: no video takes a day to index (the slowest seen here runs at about real time).
 pub const ABANDONED_AFTER: Duration = Duration::from_secs(24 * 3600);
 
-fn now_secs() -> i64 {
-    SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-}
-
 impl LibraryIndex {
     /// Gives an ingest its video id and notes it as pending: its entries may be written
     /// before the video is published, and a process that dies in between leaves them to
     /// [`Self::sweep_abandoned`].
     #[doc(hidden)]
     pub fn reserve_id(&self) -> anyhow::Result<u32> {
-        let since = now_secs();
+        let since = chrono::Utc::now().timestamp();
         self.update_catalog(|c| {
             let id = c.next_id.max(1);
             c.next_id = id + 1;
@@ -86,37 +82,38 @@ impl LibraryIndex {
     /// swept. Run at the start of every `add`; an entry that cannot be removed now (Milvus
     /// down) keeps its id pending for the next one.
     pub fn sweep_abandoned(&self, older_than: Duration) -> anyhow::Result<Vec<u32>> {
-        let cutoff = now_secs() - older_than.as_secs() as i64;
+        let cutoff = chrono::Utc::now().timestamp() - older_than.as_secs() as i64;
         let stale: Vec<u32> = self.load_catalog()?.pending.iter().filter(|p| p.since <= cutoff).map(|p| p.id).collect();
-        let mut swept = Vec::new();
-        for id in stale {
-            match self.entries().remove(id) {
-                Ok(()) => swept.push(id),
-                Err(e) => tracing::warn!("library: the entries of abandoned ingest {id} stay for now: {e}"),
-            }
-            let _ = fs::remove_file(audio::landmarks_path(&self.dir, id));
-        }
+        let swept = self.discard_ingests(&stale)?;
         if !swept.is_empty() {
-            self.update_catalog(|c| {
-                c.pending.retain(|p| !swept.contains(&p.id));
-                Ok(())
-            })?;
             tracing::info!("library: removed the entries of {} ingest(s) that never finished: {swept:?}", swept.len());
         }
         Ok(swept)
     }
 
-    /// An ingest that failed after its id was given: its entries go, and so does the id.
-    fn abandon(&self, id: u32) {
-        if let Err(e) = self.entries().remove(id) {
-            tracing::warn!("library: the entries of failed ingest {id} stay until the next sweep: {e}");
-            return;
+    /// Removes the entries and landmarks of unfinished ingests' ids and forgets the ids (the
+    /// shared catalog drops their soundtrack rows with them); an id whose entries cannot be
+    /// removed now stays pending for the next sweep. The ids discarded.
+    fn discard_ingests(&self, ids: &[u32]) -> anyhow::Result<Vec<u32>> {
+        let mut discarded = Vec::new();
+        for &id in ids {
+            match self.entries().remove(id) {
+                Ok(()) => {
+                    let _ = fs::remove_file(audio::landmarks_path(&self.dir, id));
+                    discarded.push(id);
+                }
+                Err(e) => {
+                    tracing::warn!("library: the entries of unfinished ingest {id} stay until the next sweep: {e}")
+                }
+            }
         }
-        let _ = fs::remove_file(audio::landmarks_path(&self.dir, id));
-        let _ = self.update_catalog(|c| {
-            c.pending.retain(|p| p.id != id);
-            Ok(())
-        });
+        if !discarded.is_empty() {
+            self.update_catalog(|c| {
+                c.pending.retain(|p| !discarded.contains(&p.id));
+                Ok(())
+            })?;
+        }
+        Ok(discarded)
     }
 }
 
@@ -266,7 +263,8 @@ impl LibraryIndex {
             Ok(())
         });
         if let Err(e) = written {
-            self.abandon(id);
+            // The id is swept later if this cannot be done now.
+            let _ = self.discard_ingests(&[id]);
             return Err(e);
         }
         let record = VideoRecord {

@@ -140,19 +140,18 @@ impl LibraryIndex {
     /// (or whose catalog is still only in its folder) brings that catalog along once: when
     /// the shared catalog is empty and `catalog.json` lists videos.
     fn adopt_folder_catalog(&self) -> anyhow::Result<()> {
-        let Some(shared) = &self.shared else { return Ok(()) };
-        if !shared.load()?.0.videos.is_empty() || !self.dir.join("catalog.json").exists() {
+        // The file first: asking the database costs a round trip on every start.
+        let Some(shared) = self.shared.as_deref().filter(|_| self.dir.join("catalog.json").exists()) else {
+            return Ok(());
+        };
+        if !shared.load()?.0.videos.is_empty() {
             return Ok(());
         }
         let folder = Catalog::load(&self.dir)?;
         if folder.videos.is_empty() {
             return Ok(());
         }
-        for v in folder.videos.iter().filter(|v| v.audio_landmarks > 0) {
-            if let Ok(bytes) = fs::read(audio::landmarks_path(&self.dir, v.id)) {
-                shared.put_sound(v.id, bytes)?;
-            }
-        }
+        self.share_sounds(shared, &folder.videos)?;
         shared.replace(&folder)?;
         tracing::info!(
             "library: moved the catalog of {} ({} videos) into the database all nodes share",
@@ -323,6 +322,17 @@ impl LibraryIndex {
     /// The shared catalog, when the catalog lives in the database.
     pub(super) fn shared(&self) -> Option<&SharedCatalog> {
         self.shared.as_deref()
+    }
+
+    /// Copies the landmark files this folder holds of `videos` into the shared catalog (a
+    /// catalog moving into the database).
+    pub(super) fn share_sounds(&self, shared: &SharedCatalog, videos: &[VideoRecord]) -> anyhow::Result<()> {
+        for v in videos.iter().filter(|v| v.audio_landmarks > 0) {
+            if let Ok(bytes) = fs::read(audio::landmarks_path(&self.dir, v.id)) {
+                shared.put_sound(v.id, bytes)?;
+            }
+        }
+        Ok(())
     }
 
     /// The database a migration moves the catalog into (see [`migrate`]).

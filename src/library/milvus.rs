@@ -191,22 +191,11 @@ pub fn bytes_hash(b: &[u8]) -> Option<Hash> {
     Some([w(0), w(1), w(2), w(3)])
 }
 
-impl Drop for Milvus {
-    /// Lets the client's runtime go without waiting for it: dropping a runtime blocks, which
-    /// panics when the last owner goes away on an async thread (a server's state at the end
-    /// of a test, say).
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
 /// A blocking client of one Milvus server.
 pub struct Milvus {
     url: MilvusUrl,
     /// `Some` until dropped (see the `Drop` below).
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: crate::library::blocking::Runtime,
     client: Mutex<Option<ClientV2>>,
     timeout: Duration,
     /// The nprobe searches use (the collection's index decides whether it matters).
@@ -226,15 +215,11 @@ impl Milvus {
     /// A client of `url`'s server; nothing is connected until the first call. `timeout`
     /// bounds every call (connecting included).
     pub fn new(url: MilvusUrl, timeout: Duration) -> anyhow::Result<Self> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("milvus-client")
-            .enable_all()
-            .build()?;
+        let runtime = crate::library::blocking::Runtime::new("milvus-client")?;
         let nprobe = url.nprobe;
         Ok(Self {
             url,
-            runtime: Some(runtime),
+            runtime,
             client: Mutex::new(None),
             timeout,
             nprobe: Mutex::new(nprobe),
@@ -297,11 +282,7 @@ impl Milvus {
         let existing = self.client.lock().ok().and_then(|c| c.clone());
         let endpoint = self.url.endpoint.clone();
         let timeout = self.timeout;
-        let (tx, rx) = std::sync::mpsc::channel();
-        let Some(runtime) = &self.runtime else {
-            return Err(MilvusError(format!("Milvus {what}: the client stopped")));
-        };
-        runtime.spawn(async move {
+        let answer = self.runtime.wait(async move {
             let work = async {
                 let (client, fresh) = match existing {
                     Some(c) => (c, false),
@@ -319,14 +300,13 @@ impl Milvus {
                 let out = call(client.clone()).await.map_err(|e| (e, None))?;
                 Ok::<_, (milvus::v2::error::Error, Option<ClientV2>)>((out, fresh.then_some(client)))
             };
-            let res = match tokio::time::timeout(budget, work).await {
+            match tokio::time::timeout(budget, work).await {
                 Ok(r) => r.map_err(|(e, _)| e.to_string()),
                 Err(_) => Err(format!("no answer within {} s", budget.as_secs_f64())),
-            };
-            let _ = tx.send(res);
+            }
         });
-        match rx.recv() {
-            Ok(Ok((out, fresh))) => {
+        match answer {
+            Some(Ok((out, fresh))) => {
                 if let Some(c) = fresh
                     && let Ok(mut slot) = self.client.lock()
                 {
@@ -334,13 +314,13 @@ impl Milvus {
                 }
                 Ok(out)
             }
-            Ok(Err(e)) => {
+            Some(Err(e)) => {
                 if let Ok(mut slot) = self.client.lock() {
                     *slot = None;
                 }
                 Err(err(what, e))
             }
-            Err(_) => Err(MilvusError(format!("Milvus {what}: the client stopped"))),
+            None => Err(MilvusError(format!("Milvus {what}: the client stopped"))),
         }
     }
 

@@ -37,6 +37,7 @@ pub mod add;
 pub mod answer;
 pub mod audio;
 pub mod bench;
+pub mod blocking;
 pub mod cli;
 pub mod clip;
 pub mod demo;

@@ -15,7 +15,6 @@
 //! node reading the destination never lists a video whose entries are not there yet. A
 //! database already holding another library's catalog is not overwritten. The operator then
 //! points `REELFIND_LIBRARY_INDEX` at the destination.
-use std::fs;
 
 use anyhow::Context;
 
@@ -24,7 +23,6 @@ use super::backend::Backend;
 use super::entries::{EntryIndex, IndexError, Section, VideoEntries};
 use super::shared::SharedCatalog;
 use super::store::Catalog;
-use crate::library::audio;
 use crate::library::picture::hash::Hash;
 
 /// What a migration did.
@@ -148,11 +146,7 @@ impl LibraryIndex {
             m.fit_index()?;
         }
         if let Some(shared) = dest_catalog {
-            for v in videos.iter().filter(|v| v.audio_landmarks > 0) {
-                if let Ok(bytes) = fs::read(audio::landmarks_path(&self.dir, v.id)) {
-                    shared.put_sound(v.id, bytes)?;
-                }
-            }
+            self.share_sounds(&shared, &videos)?;
             shared.replace(&catalog)?;
             report.catalog = Some("database");
         } else if self.shared().is_some() && dest.milvus.is_none() {

@@ -135,8 +135,7 @@ impl MilvusIndex {
         match self.client.index_plan(&self.collection).map_err(unavailable)? {
             IndexPlan::Flat => self.client.set_nprobe(None),
             IndexPlan::Ivf { nlist, .. } => {
-                let nprobe = ((nlist as f64 * NPROBE_SHARE).ceil() as u32).clamp(1, nlist);
-                self.client.set_nprobe(Some(nprobe));
+                self.client.set_nprobe(Some(IndexPlan::nprobe_for(nlist, NPROBE_SHARE)));
             }
         }
         Ok(())

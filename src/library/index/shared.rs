@@ -11,9 +11,8 @@
 //! version only if it is still the one it read, else reads again and makes its change anew
 //! (optimistic, so no lock is held while the caller's change runs).
 //!
-//! Calls block, as the rest of the index does: they run on a small runtime of the catalog's
-//! own and the caller waits on a channel, so a caller on an async thread does not panic and
-//! a busy application runtime cannot starve them.
+//! Calls block, as the rest of the index does: they run on a runtime of the catalog's own
+//! ([`blocking::Runtime`](crate::library::blocking::Runtime)).
 use std::collections::HashMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -27,6 +26,7 @@ use sea_orm::{
 
 use super::store::{Catalog, Pending, VideoMeta, VideoRecord};
 use crate::entities::{library_catalog, library_pending, library_sound, library_video};
+use crate::library::blocking::Runtime;
 
 /// How long a node trusts the version it read for anything but a search.
 pub const CHECK_EVERY: Duration = Duration::from_millis(250);
@@ -47,18 +47,9 @@ impl CatalogDatabase {
     }
 }
 
-impl Drop for SharedCatalog {
-    /// Lets the runtime go without waiting (see `milvus::Milvus`'s `Drop`).
-    fn drop(&mut self) {
-        if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
 /// The catalog's rows, read and written from any thread.
 pub struct SharedCatalog {
-    runtime: Option<tokio::runtime::Runtime>,
+    runtime: Runtime,
     db: DatabaseConnection,
     /// The version last read, and when.
     checked: Mutex<Option<(i64, Instant)>>,
@@ -71,24 +62,22 @@ impl SharedCatalog {
     /// through it) and brings the
     /// schema up to date (a no-op when the server already did, safe beside other nodes).
     pub fn open(database: &CatalogDatabase) -> anyhow::Result<Self> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .thread_name("library-catalog")
-            .enable_all()
-            .build()?;
+        let runtime = Runtime::new("library-catalog")?;
         let reuse =
             database.connection.clone().filter(|c| c.get_database_backend() == sea_orm::DatabaseBackend::Sqlite);
         let url = database.url.clone();
-        let db = wait(&runtime, async move {
-            let db = match reuse {
-                Some(db) => db,
-                None => crate::db::connect(&url).await?,
-            };
-            crate::db::migrate(&db).await?;
-            Ok::<_, sea_orm::DbErr>(db)
-        })
-        .context("cannot open the Library's catalog in the database")??;
-        Ok(Self { runtime: Some(runtime), db, checked: Mutex::new(None) })
+        let db = runtime
+            .wait(async move {
+                let db = match reuse {
+                    Some(db) => db,
+                    None => crate::db::connect(&url).await?,
+                };
+                crate::db::migrate(&db).await?;
+                Ok::<_, sea_orm::DbErr>(db)
+            })
+            .context("the catalog's runtime stopped")?
+            .context("cannot open the Library's catalog in the database")?;
+        Ok(Self { runtime, db, checked: Mutex::new(None) })
     }
 
     fn call<T, Fut>(&self, f: impl FnOnce(DatabaseConnection) -> Fut) -> anyhow::Result<T>
@@ -96,8 +85,10 @@ impl SharedCatalog {
         T: Send + 'static,
         Fut: Future<Output = Result<T, sea_orm::DbErr>> + Send + 'static,
     {
-        let runtime = self.runtime.as_ref().context("the catalog is closed")?;
-        wait(runtime, f(self.db.clone()))?.context("the Library's catalog in the database")
+        self.runtime
+            .wait(f(self.db.clone()))
+            .context("the catalog's runtime stopped")?
+            .context("the Library's catalog in the database")
     }
 
     /// The catalog's version: asked of the database when `fresh`, or when the last answer is
@@ -172,18 +163,6 @@ impl SharedCatalog {
     }
 }
 
-/// Runs `fut` on `runtime` and waits for it on this thread.
-fn wait<T: Send + 'static>(
-    runtime: &tokio::runtime::Runtime,
-    fut: impl Future<Output = T> + Send + 'static,
-) -> anyhow::Result<T> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    runtime.spawn(async move {
-        let _ = tx.send(fut.await);
-    });
-    rx.recv().map_err(|_| anyhow::anyhow!("the Library's catalog call was dropped"))
-}
-
 async fn state(db: &impl ConnectionTrait) -> Result<library_catalog::Model, sea_orm::DbErr> {
     library_catalog::Entity::find_by_id(1)
         .one(db)
@@ -234,19 +213,22 @@ async fn write(
     let old: HashMap<u32, &VideoRecord> = before.videos.iter().map(|v| (v.id, v)).collect();
     let new: HashMap<u32, &VideoRecord> = after.videos.iter().map(|v| (v.id, v)).collect();
     let gone: Vec<i64> = old.keys().filter(|id| !new.contains_key(id)).map(|&id| id as i64).collect();
+    let done: Vec<i64> = before.pending.iter().filter(|p| !after.pending.contains(p)).map(|p| p.id as i64).collect();
+    // Soundtracks go with their videos, and with ingests dropped before they published one.
+    let silenced: Vec<i64> =
+        gone.iter().chain(done.iter().filter(|&&id| !new.contains_key(&(id as u32)))).copied().collect();
     let changed: Vec<&VideoRecord> = after.videos.iter().filter(|v| old.get(&v.id).is_none_or(|o| *o != *v)).collect();
     let mut replaced: Vec<i64> = changed.iter().filter(|v| old.contains_key(&v.id)).map(|v| v.id as i64).collect();
     replaced.extend(&gone);
     if !replaced.is_empty() {
         library_video::Entity::delete_many().filter(library_video::Column::Id.is_in(replaced)).exec(&txn).await?;
     }
-    if !gone.is_empty() {
-        library_sound::Entity::delete_many().filter(library_sound::Column::VideoId.is_in(gone)).exec(&txn).await?;
+    if !silenced.is_empty() {
+        library_sound::Entity::delete_many().filter(library_sound::Column::VideoId.is_in(silenced)).exec(&txn).await?;
     }
     for v in changed {
         row(v).insert(&txn).await?;
     }
-    let done: Vec<i64> = before.pending.iter().filter(|p| !after.pending.contains(p)).map(|p| p.id as i64).collect();
     if !done.is_empty() {
         library_pending::Entity::delete_many().filter(library_pending::Column::VideoId.is_in(done)).exec(&txn).await?;
     }

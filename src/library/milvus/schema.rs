@@ -39,7 +39,7 @@ impl IndexPlan {
             return IndexPlan::Flat;
         }
         let nlist = Self::nlist_for(rows);
-        let nprobe = nprobe.unwrap_or(((nlist as f64 * NPROBE_SHARE).ceil() as u32).max(1)).min(nlist);
+        let nprobe = nprobe.unwrap_or(Self::nprobe_for(nlist, NPROBE_SHARE)).min(nlist);
         IndexPlan::Ivf { nlist, nprobe }
     }
 
@@ -48,6 +48,11 @@ impl IndexPlan {
     pub fn nlist_for(rows: u64) -> u32 {
         let per_segment = rows.min(SEGMENT_ROWS) as f64;
         (4.0 * per_segment.sqrt()).round().clamp(64.0, 16384.0) as u32
+    }
+
+    /// The lists a search of a clustered index of `nlist` lists probes at `share` of them.
+    pub fn nprobe_for(nlist: u32, share: f64) -> u32 {
+        ((nlist as f64 * share).ceil() as u32).clamp(1, nlist.max(1))
     }
 
     pub fn name(&self) -> &'static str {
