@@ -656,7 +656,8 @@ async fn older_segment_is_searched_then_reindexed(
     let record = lib.list()[0].clone();
     let seg = lib.dir().join("segments").join(format!("{}.seg", record.id));
     let bytes = std::fs::read(&seg).unwrap();
-    let total = (record.frames + record.crop_frames + record.upper_frames) as usize;
+    let columns = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
+    let total = (record.frames + record.crop_frames + record.upper_frames) as usize + columns;
     std::fs::write(&seg, older(&record, &bytes, total)).unwrap();
     let lib = LibraryIndex::open(lib.dir()).unwrap();
     assert_eq!(lib.stale_files().len(), 1, "an older segment is not current");
@@ -689,16 +690,68 @@ async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindex
     assert!(videos[0].upper_frames > 0);
 }
 
+/// A segment's bytes with only its first `kept` entries (the tiers before the column tier)
+/// of `total`, as a version before the column tier wrote them, under `magic`; the static
+/// stretches after them when `stretches`.
+fn segment_before_columns(bytes: &[u8], kept: usize, total: usize, magic: &[u8; 8], stretches: bool) -> Vec<u8> {
+    let mut old = bytes[..32].to_vec();
+    old[..8].copy_from_slice(magic);
+    old[28..32].fill(0);
+    if !stretches {
+        old[24..28].fill(0);
+    }
+    old.extend_from_slice(&bytes[32..32 + kept * 8]);
+    old.extend_from_slice(&bytes[32 + total * 8..32 + total * 8 + kept * 24]);
+    old.extend_from_slice(&bytes[32 + total * 32..32 + total * 32 + kept * 4]);
+    if stretches {
+        old.extend_from_slice(&bytes[32 + total * 36..]);
+    }
+    old
+}
+
 #[tokio::test]
 async fn a_segment_without_static_stretches_is_searched_until_the_next_add_reindexes_it() {
-    // As version 3 wrote it: the same entries, no stretches after them.
-    older_segment_is_searched_then_reindexed(|_, bytes, total| {
-        let mut v3 = bytes[..32 + total * 36].to_vec();
-        v3[..8].copy_from_slice(b"RFLIBSG3");
-        v3[24..28].fill(0);
-        v3
+    // As version 3 wrote it: the same entries but the column tier's, no stretches after them.
+    older_segment_is_searched_then_reindexed(|record, bytes, total| {
+        let kept = (record.frames + record.crop_frames + record.upper_frames) as usize;
+        segment_before_columns(bytes, kept, total, b"RFLIBSG3", false)
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_segment_without_the_column_tier_is_searched_until_the_next_add_reindexes_it() {
+    // As version 4 wrote it: every tier but the column tier, the stretches after them.
+    older_segment_is_searched_then_reindexed(|record, bytes, total| {
+        let kept = (record.frames + record.crop_frames + record.upper_frames) as usize;
+        assert!(total > kept, "the column tier is indexed");
+        segment_before_columns(bytes, kept, total, b"RFLIBSG4", true)
+    })
+    .await;
+}
+
+/// A vertical repost of the demo clip: a 9:16 column of the frame `left` of the way across the
+/// room beside it, scaled to 360x640 under a white caption band, with a button over its side.
+const VERTICAL_REPOST: &str = "crop=ih*9/16:ih:(iw-ih*9/16)*{LEFT}:0,scale=360:640,setsar=1,pad=360:760:0:120:white,\
+     drawbox=x=318:y=500:w=30:h=30:color=white@0.85:t=fill";
+
+#[tokio::test]
+async fn a_vertical_repost_is_found_by_the_column_tier_still_and_clip() {
+    let app = TestApp::new().await;
+    let folder = library_folder();
+    let lib = index_of(&app);
+    lib.add_paths(&[folder.path().to_path_buf()], &mut Quiet);
+    let video = folder.path().join("big-buck-bunny.mp4");
+    // A third of the frame cannot match a whole frame: only the column windows find it.
+    for (k, (at, left)) in [(1.2, "0.3"), (4.1, "0.62")].into_iter().enumerate() {
+        let vf = VERTICAL_REPOST.replace("{LEFT}", left);
+        let still = still_through(&video, at, &vf, &folder.path().join(format!("repost{k}.jpg")));
+        assert_found(lib, &still, at, "column");
+        assert_found(lib, &still.fliph(), at, "column");
+    }
+    let m = find_cut(&format!("[0:v]{}", VERTICAL_REPOST.replace("{LEFT}", "0.5")), &[]).await;
+    assert_eq!((m.title.as_str(), m.tier), ("Big Buck Bunny", "clip column"), "{m:?}");
+    assert!((m.from - 1.5).abs() <= 0.5, "{m:?}");
 }
 
 #[tokio::test]

@@ -250,6 +250,7 @@ impl LibraryIndex {
             frames: &fingerprints.frames,
             crops: &fingerprints.crops,
             uppers: &fingerprints.uppers,
+            columns: &fingerprints.columns,
             stills: &fingerprints.stills,
         };
         let written = self.entries().put(id, &entries).map_err(anyhow::Error::from).and_then(|()| {

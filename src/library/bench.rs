@@ -63,6 +63,11 @@ impl LibraryIndex {
         tier("shape", query.shape_cuts(), &frames_near);
         tier("corner", query.corner_cuts(), &frames_near);
         tier("upper", query.upper_cuts(), &uppers_near);
+        // The column tier's placements are dozens: only the nearest.
+        let columns_near = self.entries_near(video_id, t, Section::Columns);
+        let (cuts, hashes) = hash_cuts(query.column_cuts(), false);
+        let nearest = cuts.iter().zip(&hashes).map(|(c, f)| (closest(&columns_near, f), c.rect)).min_by_key(|x| x.0);
+        out.extend(nearest.map(|(d, r)| (format!("column {}", label(&r)), d)));
         out
     }
 

@@ -16,6 +16,7 @@ use crate::library::clip::vote::{ClipVote, clip_vote};
 use crate::library::frames::Budget;
 use crate::library::index::entries::Timelines;
 use crate::library::index::store::VideoRecord;
+use crate::library::picture::column;
 use crate::library::picture::hash::{self, FrameHash, MIN_QUALITY};
 use crate::library::policy::{CLIP_TIERS, ClipRule, ClipTier};
 use crate::library::shot::Shot;
@@ -174,7 +175,7 @@ impl ClipSearch<'_> {
     /// Stage 3: when the whole frames agree on nothing, each frame's hypotheses of the
     /// crop, upper and shape tiers vote in turn; the first vote that stands answers.
     fn vote_fallbacks(&self, decoded: &Decoded) -> anyhow::Result<Option<Voted>> {
-        for rule in [CLIP_TIERS[1], CLIP_TIERS[2], CLIP_TIERS[3]] {
+        for rule in [CLIP_TIERS[1], CLIP_TIERS[2], CLIP_TIERS[3], CLIP_TIERS[5]] {
             let per_picture: Vec<Vec<FrameHash>> =
                 decoded.pictures.iter().map(|px| self.fallback_hypotheses(rule.tier, px)).collect();
             if let Some(voted) = self.vote(rule, &per_picture, &decoded.times)? {
@@ -193,6 +194,11 @@ impl ClipSearch<'_> {
             ClipTier::Crop => hash::crop_query_hashes(view),
             ClipTier::Upper => hash::upper_query_hashes(view, &hash::query_rects(view)),
             ClipTier::Shape => hash::shape_query_hashes(view, (self.probe.width, self.probe.height)),
+            ClipTier::Column => {
+                let rects =
+                    column::column_query_rects_of(&hash::query_rects(view), (self.probe.width, self.probe.height));
+                rects.into_iter().map(|r| hash::hash_rect(view, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
+            }
             ClipTier::Frame | ClipTier::Inset => hash::query_hashes(view),
         }
     }

@@ -4,6 +4,7 @@
 //! from a decoder or an image, and a rectangle of it (here, so that the finders can share
 //! them without importing each other).
 pub mod borders;
+pub mod column;
 pub mod glare;
 pub mod hash;
 pub mod light;

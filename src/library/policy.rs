@@ -82,6 +82,8 @@ pub enum Tier {
     Shape,
     /// The picture with one corner painted out (a broadcaster's logo), against whole frames.
     Corner,
+    /// Narrow windows of a vertical repost's picture against the indexed column windows.
+    Column,
 }
 
 /// One row of [`TIERS`].
@@ -116,7 +118,7 @@ pub struct TierRule {
 ///   one lands on an unrelated frame whose coarse light agrees (a frame of a diver taken for a
 ///   flat cartoon frame by the shape tier at 62 bits looked 0.83 alike as a whole and 0.53 by
 ///   blocks).
-pub const TIERS: [TierRule; 7] = [
+pub const TIERS: [TierRule; 8] = [
     rule(Tier::Frame, "frame", Section::Frames, STILL_ACCEPT, STILL_ACCEPT, false, false),
     rule(Tier::Crop, "crop", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
     rule(Tier::Upper, "upper", Section::Upper, GUESS_ACCEPT, CLOSE, true, true),
@@ -124,6 +126,7 @@ pub const TIERS: [TierRule; 7] = [
     rule(Tier::Window, "window", Section::Frames, STILL_ACCEPT, GUESS_ACCEPT, false, false),
     rule(Tier::Shape, "shape", Section::Frames, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Corner, "corner", Section::Frames, GUESS_ACCEPT, CLOSE, true, true),
+    rule(Tier::Column, "column", Section::Columns, GUESS_ACCEPT, CLOSE, true, true),
 ];
 
 const fn rule(
@@ -191,6 +194,8 @@ pub enum ClipTier {
     /// The screens and windows of the clip's frames decoded larger (`insets`), against whole
     /// frames.
     Inset,
+    /// Narrow windows of each frame of a vertical repost against the indexed column windows.
+    Column,
 }
 
 /// One row of [`CLIP_TIERS`].
@@ -210,7 +215,7 @@ pub struct ClipRule {
 /// [`CLIP_CANDIDATE`]; the fallback tiers, guesses among many, vote only with hits within
 /// their own threshold ([`GUESS_ACCEPT`]); the insets are screens and windows, judged as a
 /// whole picture is.
-pub const CLIP_TIERS: [ClipRule; 5] = [
+pub const CLIP_TIERS: [ClipRule; 6] = [
     ClipRule {
         tier: ClipTier::Frame,
         name: "clip",
@@ -245,6 +250,13 @@ pub const CLIP_TIERS: [ClipRule; 5] = [
         section: Section::Frames,
         candidate: STILL_ACCEPT,
         accept: STILL_ACCEPT,
+    },
+    ClipRule {
+        tier: ClipTier::Column,
+        name: "clip column",
+        section: Section::Columns,
+        candidate: GUESS_ACCEPT,
+        accept: GUESS_ACCEPT,
     },
 ];
 

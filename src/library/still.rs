@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use tokio_util::sync::CancellationToken;
 
 use crate::library::answer::similarity;
-use crate::library::index::entries::{Hit, Probe, Section, Timelines};
+use crate::library::index::entries::{COLUMNS, Hit, Probe, Section, Timelines};
 use crate::library::index::store::VideoRecord;
 use crate::library::picture::hash::{self, FrameHash, Hash, MIN_QUALITY};
 use crate::library::policy::{self, CLOSE, Tier};
@@ -33,6 +33,9 @@ const VERIFY_SLACK: u32 = 10;
 /// Seconds around a decision's span whose whole-frame entries stand for it (an entry stands
 /// for the frames after it, up to the next).
 const SPAN_MARGIN: f64 = 0.5;
+/// How far (seconds) a column-tier answer's span reaches either side of its moment, unless
+/// the whole picture held still there (see [`StillSearch::shot_of`]).
+const COLUMN_RUN: f64 = 2.0;
 /// At most this many candidate runs are looked at again (one short decode each, in parallel).
 const MAX_RUNS: usize = 4;
 /// At most this many tiers (each screen or window found counts as one) get their turn to be
@@ -143,7 +146,7 @@ impl StillSearch<'_> {
     /// bits was faster but cost more answers' times than it won; design: "Fallback tiers").
     fn scan_fallbacks(&self) -> anyhow::Result<Vec<Tried>> {
         let query = &self.query;
-        let fallbacks: [(Tier, Guesses<'_>); 6] = [
+        let fallbacks: [(Tier, Guesses<'_>); 7] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| vec![query.crop_cuts()]),
             // its lower part may be covered (big subtitles, a player's controls, a
@@ -161,6 +164,9 @@ impl StillSearch<'_> {
             (Tier::Shape, &|| vec![query.shape_cuts()]),
             // a broadcaster's logo may cover a corner: the picture with each corner painted out.
             (Tier::Corner, &|| vec![query.corner_cuts()]),
+            // it may be a vertical repost, a column of the frame: the indexed column windows
+            // inside it.
+            (Tier::Column, &|| vec![query.column_cuts()]),
         ];
         let mut tried = Vec::new();
         for (tier, groups) in fallbacks {
@@ -307,9 +313,27 @@ impl StillSearch<'_> {
     /// video is gone from the catalog or the index.
     fn shot_of(&self, tried: &Tried, hit: &Hit) -> anyhow::Result<Option<Shot>> {
         let Some(video) = self.videos.get(&hit.video) else { return Ok(None) };
-        let Some(timeline) = self.timelines.get(hit.video, tried.tier.section())? else { return Ok(None) };
+        let section = tried.tier.section();
+        let Some(timeline) = self.timelines.get(hit.video, section)? else { return Ok(None) };
         let (query, entry) = (&tried.queries[hit.query], hit.entry as usize);
-        Ok(Some(shot_around(&timeline, query, entry, tried.tier.accept(), video.duration)))
+        if section != Section::Columns {
+            return Ok(Some(shot_around(&timeline, query, entry, tried.tier.accept(), video.duration)));
+        }
+        // The column tier's windows are stored together, a moment's after another's: the shot
+        // is walked along the hit's own window.
+        let window = entry % COLUMNS;
+        let own = timeline.window(window, COLUMNS);
+        let mut shot = shot_around(&own, query, entry / COLUMNS, tried.tier.accept(), video.duration);
+        shot.entries = (shot.entries.0 * COLUMNS + window, shot.entries.1 * COLUMNS + window);
+        // A third of the frame may hold still while the rest moves (a wall beside the
+        // action): its run says less about the shot than a whole frame's, so it is kept to
+        // [`COLUMN_RUN`] either side of its moment unless the whole picture held still.
+        let still = own.stills().iter().any(|&[_, b]| (b as f64 / 1000.0 - shot.to).abs() < 1e-3);
+        if !still {
+            shot.from = shot.from.max(shot.at - COLUMN_RUN);
+            shot.to = shot.to.min(shot.at + COLUMN_RUN);
+        }
+        Ok(Some(shot))
     }
 
     /// The distinct runs of entries among `tried`'s hits within [`VERIFY_SLACK`] bits of its
@@ -345,6 +369,7 @@ impl StillSearch<'_> {
                 verify::look(&Candidate {
                     path: &video.path,
                     section: tried.tier.section(),
+                    entry: h.entry,
                     from: shot.from,
                     to: shot.to,
                     best: h.ms as f64 / 1000.0,
@@ -389,6 +414,7 @@ impl StillSearch<'_> {
         let theirs = verify::look(&Candidate {
             path: &video.path,
             section: mine.tried.tier.section(),
+            entry: hit.entry,
             from: other.shot.from,
             to: other.shot.to,
             best: other.shot.at,

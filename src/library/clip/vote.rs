@@ -139,12 +139,15 @@ fn covering_distance(timeline: &Timeline, hypotheses: &[FrameHash], mirrored: bo
     let times = timeline.times();
     let ms = t * 1000.0;
     let next = times.partition_point(|&x| x as f64 <= ms + 1.0);
+    // Every entry of a moment (a section may keep several windows of one, see
+    // `Section::Columns`).
+    let moment = |e: usize| times.partition_point(|&x| x < times[e])..times.partition_point(|&x| x <= times[e]);
     let mut candidates = Vec::with_capacity(2);
     if next > 0 {
-        candidates.push(next - 1);
+        candidates.extend(moment(next - 1));
     }
     if next < times.len() && (times[next] as f64 - ms) <= 1000.0 / frames::INDEX_FPS as f64 {
-        candidates.push(next);
+        candidates.extend(moment(next));
     }
     candidates
         .into_iter()

@@ -29,10 +29,16 @@ pub enum Section {
     Crops,
     /// The upper tier (the part of key frames above where subtitles and controls sit).
     Upper,
+    /// The column tier: [`COLUMNS`] narrow full-height windows across each key frame, stored
+    /// together (entry `i` is window `i % COLUMNS` of its moment), the part of a frame a
+    /// vertical repost keeps.
+    Columns,
 }
 
+pub use crate::library::picture::column::COLUMNS;
+
 impl Section {
-    pub const ALL: [Section; 3] = [Section::Frames, Section::Crops, Section::Upper];
+    pub const ALL: [Section; 4] = [Section::Frames, Section::Crops, Section::Upper, Section::Columns];
 
     /// The name a backend may give the section's collection or partition.
     pub fn name(self) -> &'static str {
@@ -40,6 +46,7 @@ impl Section {
             Section::Frames => "frames",
             Section::Crops => "crops",
             Section::Upper => "upper",
+            Section::Columns => "columns",
         }
     }
 }
@@ -101,6 +108,8 @@ pub struct VideoEntries<'a> {
     pub frames: &'a [(Hash, u32)],
     pub crops: &'a [(Hash, u32)],
     pub uppers: &'a [(Hash, u32)],
+    /// The column tier's windows, [`COLUMNS`] a moment (see [`Section::Columns`]).
+    pub columns: &'a [(Hash, u32)],
     pub stills: &'a [[u32; 2]],
 }
 
@@ -110,6 +119,7 @@ impl VideoEntries<'_> {
             Section::Frames => self.frames,
             Section::Crops => self.crops,
             Section::Upper => self.uppers,
+            Section::Columns => self.columns,
         }
     }
 }
@@ -221,6 +231,15 @@ impl Timeline {
     /// The video's static stretches, `[from, to]` ms, in order.
     pub fn stills(&self) -> &[[u32; 2]] {
         self.0.stills()
+    }
+
+    /// Every `of`-th entry from entry `k` (one window of a section that stores several a
+    /// moment, see [`Section::Columns`]), as a timeline of its own.
+    pub fn window(&self, k: usize, of: usize) -> Timeline {
+        let picked = (k..self.len()).step_by(of.max(1));
+        let hashes = picked.clone().map(|i| self.hash(i)).collect();
+        let times = picked.map(|i| self.times()[i]).collect();
+        Timeline::new(hashes, times, self.stills().to_vec())
     }
 }
 

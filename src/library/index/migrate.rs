@@ -46,6 +46,7 @@ struct Owned {
     frames: Vec<(Hash, u32)>,
     crops: Vec<(Hash, u32)>,
     uppers: Vec<(Hash, u32)>,
+    columns: Vec<(Hash, u32)>,
     stills: Vec<[u32; 2]>,
 }
 
@@ -55,15 +56,22 @@ impl Owned {
             Section::Frames => &self.frames,
             Section::Crops => &self.crops,
             Section::Upper => &self.uppers,
+            Section::Columns => &self.columns,
         }
     }
 
     fn view(&self) -> VideoEntries<'_> {
-        VideoEntries { frames: &self.frames, crops: &self.crops, uppers: &self.uppers, stills: &self.stills }
+        VideoEntries {
+            frames: &self.frames,
+            crops: &self.crops,
+            uppers: &self.uppers,
+            columns: &self.columns,
+            stills: &self.stills,
+        }
     }
 
     fn len(&self) -> u64 {
-        (self.frames.len() + self.crops.len() + self.uppers.len()) as u64
+        (self.frames.len() + self.crops.len() + self.uppers.len() + self.columns.len()) as u64
     }
 }
 
@@ -82,6 +90,7 @@ fn read(index: &dyn EntryIndex, video: u32) -> Result<Option<Owned>, IndexError>
             Section::Frames => out.frames = list,
             Section::Crops => out.crops = list,
             Section::Upper => out.uppers = list,
+            Section::Columns => out.columns = list,
         }
     }
     Ok(any.then_some(out))

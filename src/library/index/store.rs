@@ -20,14 +20,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::library::index::entries::{Section, VideoEntries};
 
-/// Version 4 adds the static stretches (their count in header bytes 24..28, the stretches
+/// Version 5 adds the column tier (its count in header bytes 28..32, its entries after the
+/// upper tier's) to version 4. Version 4 adds the static stretches (their count in header bytes 24..28, the stretches
 /// after the times) to version 3, which added the upper tier (its count in header bytes
 /// 20..24) to version 2 (hash bits ordered low frequencies first, one centre window per
 /// crop-tier entry). Version-3 and version-2 segments are still searched (without stretches,
 /// and for version 2 without the upper tier) but are not current, so the next `add`
 /// re-indexes them. Version-1 segments are not comparable and get re-indexed before they are
 /// searched.
-const MAGIC: &[u8; 8] = b"RFLIBSG4";
+const MAGIC: &[u8; 8] = b"RFLIBSG5";
+const V4_MAGIC: &[u8; 8] = b"RFLIBSG4";
 const V3_MAGIC: &[u8; 8] = b"RFLIBSG3";
 const V2_MAGIC: &[u8; 8] = b"RFLIBSG2";
 const OLD_MAGIC: &[u8; 8] = b"RFLIBSG1";
@@ -202,7 +204,7 @@ pub fn sync_dir(dir: &Path) {
 /// Writes the segment file `path` of video `id` (through a temporary name, so readers never
 /// see half a file).
 pub fn write_segment(path: &Path, id: u32, entries: &VideoEntries<'_>) -> anyhow::Result<()> {
-    let &VideoEntries { frames, crops, uppers, stills } = entries;
+    let &VideoEntries { frames, crops, uppers, columns, stills } = entries;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let tmp = path.with_extension("seg.tmp");
@@ -215,8 +217,9 @@ pub fn write_segment(path: &Path, id: u32, entries: &VideoEntries<'_>) -> anyhow
         header[16..20].copy_from_slice(&id.to_le_bytes());
         header[20..24].copy_from_slice(&(uppers.len() as u32).to_le_bytes());
         header[24..28].copy_from_slice(&(stills.len() as u32).to_le_bytes());
+        header[28..32].copy_from_slice(&(columns.len() as u32).to_le_bytes());
         out.write_all(&header)?;
-        let entries = || frames.iter().chain(crops).chain(uppers);
+        let entries = || frames.iter().chain(crops).chain(uppers).chain(columns);
         // First words of every entry, then the other three words (see `scan`).
         for (h, _) in entries() {
             out.write_all(&h[0].to_le_bytes())?;
@@ -253,6 +256,7 @@ pub struct Segment {
     pub n_frames: usize,
     pub n_crop: usize,
     pub n_upper: usize,
+    pub n_columns: usize,
     pub n_stills: usize,
     map: Mmap,
 }
@@ -267,7 +271,8 @@ impl Segment {
             bail!("{} was written by an older version of the index; it needs re-indexing", path.display());
         }
         let version = match map.get(..8) {
-            Some(m) if m == MAGIC => 4,
+            Some(m) if m == MAGIC => 5,
+            Some(m) if m == V4_MAGIC => 4,
             Some(m) if m == V3_MAGIC => 3,
             Some(m) if m == V2_MAGIC => 2,
             _ => bail!("{} is not a library segment", path.display()),
@@ -279,17 +284,18 @@ impl Segment {
         let (n_frames, n_crop, video_id) = (word(8), word(12), word(16) as u32);
         let n_upper = if version >= 3 { word(20) } else { 0 };
         let n_stills = if version >= 4 { word(24) } else { 0 };
-        let n = n_frames + n_crop + n_upper;
+        let n_columns = if version >= 5 { word(28) } else { 0 };
+        let n = n_frames + n_crop + n_upper + n_columns;
         if map.len() != HEADER + n * 36 + n_stills * 8 {
             bail!("{} is truncated", path.display());
         }
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::WillNeed);
-        Ok(Self { video_id, n_frames, n_crop, n_upper, n_stills, map })
+        Ok(Self { video_id, n_frames, n_crop, n_upper, n_columns, n_stills, map })
     }
 
     pub fn len(&self) -> usize {
-        self.n_frames + self.n_crop + self.n_upper
+        self.n_frames + self.n_crop + self.n_upper + self.n_columns
     }
 
     /// The entry range of one tier.
@@ -297,7 +303,8 @@ impl Segment {
         match section {
             Section::Frames => 0..self.n_frames,
             Section::Crops => self.n_frames..self.n_frames + self.n_crop,
-            Section::Upper => self.n_frames + self.n_crop..self.len(),
+            Section::Upper => self.n_frames + self.n_crop..self.n_frames + self.n_crop + self.n_upper,
+            Section::Columns => self.n_frames + self.n_crop + self.n_upper..self.len(),
         }
     }
 
@@ -374,13 +381,16 @@ mod tests {
         let frames = [entry(1, 0), entry(5, 1000), entry(9, 2500)];
         let uppers = [entry(20, 40)];
         let stills = [[1000, 2400], [2500, 7000]];
-        let tiers = VideoEntries { frames: &frames, crops: &[], uppers: &uppers, stills: &stills };
+        let columns = [entry(30, 0), entry(34, 0)];
+        let tiers = VideoEntries { frames: &frames, crops: &[], uppers: &uppers, columns: &columns, stills: &stills };
         let path = dir.path().join("7.seg");
         write_segment(&path, 7, &tiers).unwrap();
         let seg = Segment::open(&path).unwrap();
-        assert_eq!((seg.video_id, seg.n_frames, seg.n_crop, seg.n_upper), (7, 3, 0, 1));
+        assert_eq!((seg.video_id, seg.n_frames, seg.n_crop, seg.n_upper, seg.n_columns), (7, 3, 0, 1, 2));
         assert_eq!(seg.hash(1), [5, 6, 7, 8]);
-        assert_eq!(seg.times(), &[0, 1000, 2500, 40]);
+        assert_eq!(seg.times(), &[0, 1000, 2500, 40, 0, 0]);
+        assert_eq!((seg.range(Section::Upper), seg.range(Section::Columns)), (3..4, 4..6));
+        assert_eq!(seg.hash(5), [34, 35, 36, 37]);
         assert_eq!(seg.stills(), &stills);
         assert!(segment_is_current(&path));
         // Cut short by one stretch: not a segment to search.

@@ -10,7 +10,8 @@ use image::{DynamicImage, GrayImage};
 use crate::library::picture::glare::{self, Glare};
 use crate::library::picture::hash::{self, FrameHash, GrayView, Hash, MIN_QUALITY, Rect};
 use crate::library::picture::warp::Quad;
-use crate::library::{frames, picture::overlay, picture::screen, picture::warp, picture::window, still::refine};
+use crate::library::picture::{column, overlay, screen, warp, window};
+use crate::library::{frames, still::refine};
 
 /// How many of a corner-painted picture's own rectangles are searched (best guess first).
 const CORNER_RECTS: usize = 3;
@@ -151,6 +152,14 @@ impl<'a> StillQuery<'a> {
     /// [`hash::crop_query_rects`]).
     pub fn crop_cuts(&self) -> Vec<Cut> {
         self.on_square(hash::crop_query_rects(self.view()))
+    }
+
+    /// Where an indexed column window would lie in the picture's own rectangles that are
+    /// narrow for their height: a vertical repost's column of the frame (see
+    /// [`column::column_query_rects`]; a caption band's words may keep the first rectangle
+    /// from being cut where the picture starts).
+    pub fn column_cuts(&self) -> Vec<Cut> {
+        self.on_square(column::column_query_rects_of(&self.rects, self.canvas))
     }
 
     /// The tops of the picture's own rectangles (see [`hash::upper_query_rects`]).

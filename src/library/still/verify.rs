@@ -142,8 +142,10 @@ impl Pooled {
 /// One candidate moment of a video to look at again.
 pub(in crate::library) struct Candidate<'a> {
     pub path: &'a Path,
-    /// Which part of each decoded frame the index hashed for this candidate's hit.
+    /// Which part of each decoded frame the index hashed for this candidate's hit: the
+    /// section, and the hit's entry in it (the column tier's window).
     pub section: Section,
+    pub entry: u32,
     /// The span of the candidate's run (seconds) and its best entry's time.
     pub from: f64,
     pub to: f64,
@@ -210,7 +212,7 @@ pub(in crate::library) fn look(c: &Candidate<'_>) -> Option<Look> {
     let budget = Budget { cancel: c.cancel.cloned(), ..Budget::default() };
     frames::decode_frames_from(c.path, start, fps, end - start, &budget, true, |t, px| {
         let view = frames::frame_view(px);
-        let rect = indexed_rect(view, c.section);
+        let rect = indexed_rect(view, c.section, c.entry as usize);
         if let Some(p) = Pooled::of(&hash::downsample(view, rect)) {
             let scores = (c.query.correlation(&p), c.query.block_correlation(&p), c.query.detail_correlation(&p));
             scored.push((start + t, scores.0, scores.1, scores.2));
