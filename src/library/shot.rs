@@ -50,6 +50,14 @@ impl Shot {
 /// The run of entries around `entry` that match `query` about as well as it does (within
 /// [`RUN_SLACK`] bits of its distance, and within `accept`), as a span of the video.
 pub fn shot_around(timeline: &Timeline, query: &Hash, entry: usize, accept: u32, duration: f64) -> Shot {
+    shot_within(timeline, query, entry, accept, duration, f64::INFINITY)
+}
+
+/// [`shot_around`], the run kept to `reach` seconds either side of its moment unless the best
+/// entry lies in a static stretch (the whole picture held still: the stretch is the shot). A
+/// window of a third of the frame may hold still while the rest moves, so its run says less
+/// about the shot than a whole frame's.
+pub fn shot_within(timeline: &Timeline, query: &Hash, entry: usize, accept: u32, duration: f64, reach: f64) -> Shot {
     let (lo, hi) = (0, timeline.len());
     let times = timeline.times();
     let dist = |i: usize| hamming(&timeline.hash(i), query);
@@ -84,7 +92,7 @@ pub fn shot_around(timeline: &Timeline, query: &Hash, entry: usize, accept: u32,
     // stay the run's and the stretch's, so that neither is taken for another candidate.
     let (from, to) = match still {
         Some([a, b]) => ((a as f64 / 1000.0).min(start(entry)), b as f64 / 1000.0),
-        None => (start(first), end(last)),
+        None => (start(first).max(at - reach), end(last).min(at + reach)),
     };
     Shot { from, at: at.clamp(from, to), to: to.min(duration), entries: (first, last) }
 }
@@ -171,6 +179,29 @@ mod tests {
         pause.extend((24..36).map(|k| frame(48.0, 0.0, 1.0, k)));
         pause.extend((36..60).map(|k| frame(48.0 + (k - 35) as f32 * 2.0, 0.0, 1.0, k)));
         assert!(stretches(&pause, 24.0).is_empty());
+    }
+
+    #[test]
+    fn a_window_of_a_timeline_walks_its_own_entries_and_a_reach_bounds_its_run_but_not_a_stretch() {
+        use crate::library::index::fake::{flipped, random_hash};
+        // Two windows a moment, one every 0.5 s for 10 s: window 0 holds one picture all along
+        // (a wall beside the action), window 1 changes at every moment.
+        let wall = random_hash(7);
+        let (mut hashes, mut times) = (Vec::new(), Vec::new());
+        for m in 0..20u32 {
+            hashes.extend([flipped(wall, m % 3), random_hash(100 + m as u64)]);
+            times.extend([m * 500, m * 500]);
+        }
+        let both = Timeline::new(hashes, times, vec![]);
+        let own = both.window(0, 2);
+        assert_eq!((own.len(), own.times()[3], own.hash(3)), (20, 1500, both.hash(6)));
+        let whole = shot_around(&own, &wall, 10, 70, 10.0);
+        assert!(whole.from == 0.0 && whole.to > 9.9, "{whole:?}");
+        let near = shot_within(&own, &wall, 10, 70, 10.0, 2.0);
+        assert!(near.from >= near.at - 2.0 && near.to <= near.at + 2.0 && near.from < near.to, "{near:?}");
+        // In a static stretch the stretch is the shot, however far it reaches.
+        let still = Timeline::new((0..20).map(|m| own.hash(m)).collect(), own.times().to_vec(), vec![[0, 9_500]]);
+        assert_eq!(shot_within(&still, &wall, 10, 70, 10.0, 2.0).to, 9.5);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::library::index::entries::{COLUMNS, Hit, Probe, Section, Timelines};
 use crate::library::index::store::VideoRecord;
 use crate::library::picture::hash::{self, FrameHash, Hash, MIN_QUALITY};
 use crate::library::policy::{self, CLOSE, Tier};
-use crate::library::shot::{Shot, shared_with, shot_around};
+use crate::library::shot::{Shot, shared_with, shot_around, shot_within};
 use crate::library::still::query::{Cut, ScreenAim, StillQuery, hash_cuts};
 use crate::library::{LibraryIndex, SearchAnswer};
 use verify::{Candidate, Look, Pooled};
@@ -34,7 +34,7 @@ const VERIFY_SLACK: u32 = 10;
 /// for the frames after it, up to the next).
 const SPAN_MARGIN: f64 = 0.5;
 /// How far (seconds) a column-tier answer's span reaches either side of its moment, unless
-/// the whole picture held still there (see [`StillSearch::shot_of`]).
+/// the whole picture held still there (see [`shot_within`]).
 const COLUMN_RUN: f64 = 2.0;
 /// At most this many candidate runs are looked at again (one short decode each, in parallel).
 const MAX_RUNS: usize = 4;
@@ -323,16 +323,8 @@ impl StillSearch<'_> {
         // is walked along the hit's own window.
         let window = entry % COLUMNS;
         let own = timeline.window(window, COLUMNS);
-        let mut shot = shot_around(&own, query, entry / COLUMNS, tried.tier.accept(), video.duration);
+        let mut shot = shot_within(&own, query, entry / COLUMNS, tried.tier.accept(), video.duration, COLUMN_RUN);
         shot.entries = (shot.entries.0 * COLUMNS + window, shot.entries.1 * COLUMNS + window);
-        // A third of the frame may hold still while the rest moves (a wall beside the
-        // action): its run says less about the shot than a whole frame's, so it is kept to
-        // [`COLUMN_RUN`] either side of its moment unless the whole picture held still.
-        let still = own.stills().iter().any(|&[_, b]| (b as f64 / 1000.0 - shot.to).abs() < 1e-3);
-        if !still {
-            shot.from = shot.from.max(shot.at - COLUMN_RUN);
-            shot.to = shot.to.min(shot.at + COLUMN_RUN);
-        }
         Ok(Some(shot))
     }
 

@@ -193,6 +193,26 @@ impl TimelineSource for Fetched {
     }
 }
 
+/// One window of a timeline that keeps several a moment (see [`Timeline::window`]).
+struct Strided {
+    inner: Timeline,
+    k: usize,
+    of: usize,
+    times: Vec<u32>,
+}
+
+impl TimelineSource for Strided {
+    fn hash(&self, i: usize) -> Hash {
+        self.inner.hash(self.k + i * self.of)
+    }
+    fn times(&self) -> &[u32] {
+        &self.times
+    }
+    fn stills(&self) -> &[[u32; 2]] {
+        self.inner.stills()
+    }
+}
+
 impl Timeline {
     /// A timeline a backend fetched: `hashes[i]` stands for `times[i]` ms (in order).
     pub fn new(hashes: Vec<Hash>, times: Vec<u32>, stills: Vec<[u32; 2]>) -> Self {
@@ -234,12 +254,12 @@ impl Timeline {
     }
 
     /// Every `of`-th entry from entry `k` (one window of a section that stores several a
-    /// moment, see [`Section::Columns`]), as a timeline of its own.
+    /// moment, see [`Section::Columns`]), as a timeline of its own: the hashes read where they
+    /// lie, only the times copied.
     pub fn window(&self, k: usize, of: usize) -> Timeline {
-        let picked = (k..self.len()).step_by(of.max(1));
-        let hashes = picked.clone().map(|i| self.hash(i)).collect();
-        let times = picked.map(|i| self.times()[i]).collect();
-        Timeline::new(hashes, times, self.stills().to_vec())
+        let of = of.max(1);
+        let times = (k..self.len()).step_by(of).map(|i| self.times()[i]).collect();
+        Timeline(Arc::new(Strided { inner: self.clone(), k, of, times }))
     }
 }
 
