@@ -309,12 +309,14 @@ fn transforms() -> Vec<Transform> {
         Transform {
             name: SHARED_CASES[6],
             // A reaction video: the scene at 45% of the width in a corner over someone else's
-            // picture.
+            // picture (the cells seeded: every run renders the same).
             filter: "[1:v]setpts=PTS-STARTPTS,scale=1280:720[bg];[0:v]setpts=PTS-STARTPTS,scale=576:-2[pip];\
                      [bg][pip]overlay=x=(W-w-24)*round({X})+12:y=(H-h-24)*round({Y})+12",
             jpeg_quality: 85,
             clips: true,
-            background: Some("life=size=1280x720:mold=10:rate=25:ratio=0.5:death_color=#203040:life_color=#c08040"),
+            background: Some(
+                "life=size=1280x720:mold=10:rate=25:ratio=0.5:seed=1:death_color=#203040:life_color=#c08040",
+            ),
         },
         t(SHARED_CASES[7], PHONE_DARK, 70, false),
         t(SHARED_CASES[8], "hflip,setpts=PTS/1.25", 88, true),
@@ -894,10 +896,14 @@ fn main() -> anyhow::Result<()> {
             }
         }
     }
-    // Synthetic negatives too: ffmpeg's generated patterns, nothing like the footage.
-    for src in
-        ["mandelbrot", "life=s=640x360:mold=10:r=25:ratio=0.1", "cellauto=s=640x360:rule=30", "testsrc2=s=640x360"]
-    {
+    // Synthetic negatives too: ffmpeg's generated patterns, nothing like the footage (the
+    // random ones seeded).
+    for src in [
+        "mandelbrot",
+        "life=s=640x360:mold=10:r=25:ratio=0.1:seed=1",
+        "cellauto=s=640x360:rule=30:seed=1",
+        "testsrc2=s=640x360",
+    ] {
         let pattern = qdir.join("syn-%05d.jpg");
         ffmpeg(&[
             "-f".into(),

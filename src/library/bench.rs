@@ -63,6 +63,8 @@ impl LibraryIndex {
         tier("shape", query.shape_cuts(), &frames_near);
         tier("corner", query.corner_cuts(), &frames_near);
         tier("upper", query.upper_cuts(), &uppers_near);
+        let crops_near = self.entries_near(video_id, t, Section::Crops);
+        tier("rotation", query.rotation_cuts(), &crops_near);
         // The column tier's placements are dozens: only the nearest.
         let columns_near = self.entries_near(video_id, t, Section::Columns);
         let (cuts, hashes) = hash_cuts(query.column_cuts(), false);

@@ -84,6 +84,9 @@ pub enum Tier {
     Corner,
     /// Narrow windows of a vertical repost's picture against the indexed column windows.
     Column,
+    /// The centre of a slightly rotated picture, turned back by each of a few angles, against
+    /// the indexed centre windows.
+    Rotation,
 }
 
 /// One row of [`TIERS`].
@@ -102,7 +105,8 @@ pub struct TierRule {
     /// than one picture or one screen.
     pub guesses_many: bool,
     /// Whether cuts too flat to say anything are left out (a covered or centred guess can
-    /// land on a plain part of the picture; the picture's own cuts are judged as a whole).
+    /// land on a plain part of the picture, a window found can be a plain box with a spot in
+    /// it; the picture's own cuts are judged as a whole).
     pub drops_flat: bool,
 }
 
@@ -118,15 +122,16 @@ pub struct TierRule {
 ///   one lands on an unrelated frame whose coarse light agrees (a frame of a diver taken for a
 ///   flat cartoon frame by the shape tier at 62 bits looked 0.83 alike as a whole and 0.53 by
 ///   blocks).
-pub const TIERS: [TierRule; 8] = [
+pub const TIERS: [TierRule; 9] = [
     rule(Tier::Frame, "frame", Section::Frames, STILL_ACCEPT, STILL_ACCEPT, false, false),
     rule(Tier::Crop, "crop", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
     rule(Tier::Upper, "upper", Section::Upper, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Screen, "screen", Section::Frames, STILL_ACCEPT, GUESS_ACCEPT, false, false),
-    rule(Tier::Window, "window", Section::Frames, STILL_ACCEPT, GUESS_ACCEPT, false, false),
+    rule(Tier::Window, "window", Section::Frames, STILL_ACCEPT, GUESS_ACCEPT, false, true),
     rule(Tier::Shape, "shape", Section::Frames, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Corner, "corner", Section::Frames, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Column, "column", Section::Columns, GUESS_ACCEPT, CLOSE, true, true),
+    rule(Tier::Rotation, "rotation", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
 ];
 
 const fn rule(

@@ -146,7 +146,7 @@ impl StillSearch<'_> {
     /// bits was faster but cost more answers' times than it won; design: "Fallback tiers").
     fn scan_fallbacks(&self) -> anyhow::Result<Vec<Tried>> {
         let query = &self.query;
-        let fallbacks: [(Tier, Guesses<'_>); 7] = [
+        let fallbacks: [(Tier, Guesses<'_>); 8] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| vec![query.crop_cuts()]),
             // its lower part may be covered (big subtitles, a player's controls, a
@@ -167,6 +167,9 @@ impl StillSearch<'_> {
             // it may be a vertical repost, a column of the frame: the indexed column windows
             // inside it.
             (Tier::Column, &|| vec![query.column_cuts()]),
+            // it may be a photo held a little askew: its centre turned back by a few angles
+            // either way, against the indexed centre windows.
+            (Tier::Rotation, &|| vec![query.rotation_cuts()]),
         ];
         let mut tried = Vec::new();
         for (tier, groups) in fallbacks {

@@ -7,9 +7,10 @@
 //!
 //! Every pixel of a row (column) says whether the picture steps across it clearly more than
 //! just beside it; the columns (rows) holding such steps along a stretch become candidate
-//! lines; every rectangle of four candidate lines is scored by the share of its sides that
-//! hold their step, and the best few are cut out and squeezed to the frame square as more
-//! query hypotheses. Like the screen tier, it only adds hypotheses to a still that found
+//! lines; every rectangle of four candidate lines (or of two or three and the canvas's own
+//! sides: a film beside another picture, in a corner) is scored by the share of its sides
+//! that hold their step on the line or one beside it, and the best few are cut out and
+//! squeezed to the frame square as more query hypotheses. Like the screen tier, it only adds hypotheses to a still that found
 //! nothing close the ordinary way.
 use image::{DynamicImage, RgbImage};
 
@@ -46,6 +47,14 @@ const MAX_AREA: f32 = 0.85;
 const ASPECT: (f32, f32) = (0.5, 2.8);
 /// At most this many windows are tried (best first).
 const MAX_WINDOWS: usize = 3;
+/// A window may end where the picture does, on one or two of its sides (a film beside
+/// another picture under a caption, a picture in a corner): such a side counts this share
+/// in the window's score, so a window with an edge all round is tried first.
+const CANVAS_SIDE: f32 = 0.7;
+/// The picture's first column (row) as `left` (`top`) of a window that starts where the
+/// picture does (its inside starts one pixel in, as for an edge; candidate lines lie 3 pixels
+/// in or more), and its width (height) as `right` (`bottom`) of one that ends where it does.
+const CANVAS_START: usize = 0;
 
 /// One window: its edges' columns and rows in the look copy (`left < right`, `top < bottom`,
 /// the edge pixels themselves), and the mean share of its sides that hold their edge.
@@ -77,10 +86,12 @@ fn steps(img: &RgbImage, along_rows: bool) -> Vec<u8> {
 }
 
 /// Running counts of edge pixels along every line one way: `sums[line * (len + 1) + i]` is
-/// the number of edge pixels among the first `i` of `line`.
+/// the number of edge pixels among the first `i` of `line`; `pair` the same of pixels with an
+/// edge on the line or on the next.
 struct Lines {
     len: usize,
     sums: Vec<u32>,
+    pair: Vec<u32>,
 }
 
 impl Lines {
@@ -92,28 +103,51 @@ impl Lines {
         let (w, h) = (img.width() as usize, img.height() as usize);
         let step = steps(img, vertical);
         let (count, len) = if vertical { (w, h) } else { (h, w) };
-        let mut sums = vec![0u32; count * (len + 1)];
         // Pixel `i` of line `line`, and the pixels two away across the line.
         let at = |line: usize, i: usize| if vertical { i * w + line } else { line * w + i };
+        let mut edges = vec![false; count * len];
         for line in 3..count.saturating_sub(3) {
-            let base = line * (len + 1);
             for i in 0..len {
                 let across = step[at(line, i)] as i32;
                 let beside = step[at(line - 2, i)].max(step[at(line + 2, i)]) as i32;
-                let edge = across >= MIN_STEP && across * RATIO_DEN >= RATIO_NUM * beside;
-                sums[base + i + 1] = sums[base + i] + u32::from(edge);
+                edges[line * len + i] = across >= MIN_STEP && across * RATIO_DEN >= RATIO_NUM * beside;
             }
         }
-        Lines { len, sums }
+        let mut sums = vec![0u32; count * (len + 1)];
+        let mut pair = vec![0u32; count * (len + 1)];
+        for line in 0..count {
+            let base = line * (len + 1);
+            let next = (line + 1).min(count - 1);
+            for i in 0..len {
+                let edge = edges[line * len + i];
+                sums[base + i + 1] = sums[base + i] + u32::from(edge);
+                pair[base + i + 1] = pair[base + i] + u32::from(edge || edges[next * len + i]);
+            }
+        }
+        Lines { len, sums, pair }
     }
 
     /// The share of pixels `from..to` of `line` on an edge.
     fn share(&self, line: usize, from: usize, to: usize) -> f32 {
+        Self::share_of(&self.sums, self.len, line, from, to)
+    }
+
+    /// The share of pixels `from..to` of `line` with an edge on it or on one line beside it
+    /// (the same one along the whole side): a window's side, which a scaled-down picture
+    /// spreads over two lines (an edge at 4.8 pixels steps across the 4th on some rows and the
+    /// 5th on others, whichever the texture beside lets through).
+    fn side_share(&self, line: usize, from: usize, to: usize) -> f32 {
+        let after = Self::share_of(&self.pair, self.len, line, from, to);
+        let before = if line == 0 { 0.0 } else { Self::share_of(&self.pair, self.len, line - 1, from, to) };
+        after.max(before)
+    }
+
+    fn share_of(sums: &[u32], len: usize, line: usize, from: usize, to: usize) -> f32 {
         if to <= from {
             return 0.0;
         }
-        let base = line * (self.len + 1);
-        (self.sums[base + to] - self.sums[base + from]) as f32 / (to - from) as f32
+        let base = line * (len + 1);
+        (sums[base + to] - sums[base + from]) as f32 / (to - from) as f32
     }
 
     /// The lines that hold an edge along a stretch (see [`LINE_SHARE`]), best first, at most
@@ -152,7 +186,13 @@ pub fn find_windows(img: &RgbImage) -> Vec<Window> {
         return Vec::new();
     }
     let (columns, rows) = (Lines::of(img, true), Lines::of(img, false));
-    let (xs, ys) = (columns.candidates(), rows.candidates());
+    // The canvas's own sides close a window too (see [`CANVAS_SIDE`]): its first pixel and
+    // the one past its last.
+    let with_canvas = |mut lines: Vec<usize>, len: usize| {
+        lines.extend([CANVAS_START, len]);
+        lines
+    };
+    let (xs, ys) = (with_canvas(columns.candidates(), w), with_canvas(rows.candidates(), h));
     let area = (w * h) as f32;
     let mut found: Vec<Window> = Vec::new();
     for &left in &xs {
@@ -165,16 +205,16 @@ pub fn find_windows(img: &RgbImage) -> Vec<Window> {
                     if !(MIN_AREA..=MAX_AREA).contains(&share) || !(ASPECT.0..=ASPECT.1).contains(&aspect) {
                         continue;
                     }
-                    // Each side away from its corners, where the other edge blurs into it.
-                    let mut sides = [
-                        columns.share(left, top + 2, bottom - 1),
-                        columns.share(right, top + 2, bottom - 1),
-                        rows.share(top, left + 2, right - 1),
-                        rows.share(bottom, left + 2, right - 1),
+                    // Each side away from its corners, where the other edge blurs into it;
+                    // `None` on the canvas's side.
+                    let inside = |line: usize, len: usize| line != CANVAS_START && line != len;
+                    let sides = [
+                        inside(left, w).then(|| columns.side_share(left, top + 2, bottom - 1)),
+                        inside(right, w).then(|| columns.side_share(right, top + 2, bottom - 1)),
+                        inside(top, h).then(|| rows.side_share(top, left + 2, right - 1)),
+                        inside(bottom, h).then(|| rows.side_share(bottom, left + 2, right - 1)),
                     ];
-                    let score = sides.iter().sum::<f32>() / 4.0;
-                    sides.sort_by(f32::total_cmp);
-                    if sides[0] >= MIN_WEAKEST && sides[1] >= MIN_SIDE && score >= MIN_MEAN {
+                    if let Some(score) = window_score(sides) {
                         found.push(Window { left, right, top, bottom, score });
                     }
                 }
@@ -204,6 +244,28 @@ pub fn find_windows(img: &RgbImage) -> Vec<Window> {
         }
     }
     kept
+}
+
+/// Whether four sides (`None` on the canvas's side) make a window, and its score: the mean
+/// share of the sides holding their edge, a canvas side counting [`CANVAS_SIDE`]. With every
+/// side inside the picture, three hold [`MIN_SIDE`], the weakest [`MIN_WEAKEST`], all
+/// [`MIN_MEAN`] on average; with one or two on the canvas, every other side holds
+/// [`MIN_MEAN`] (an edge of the picture's own that ends where the canvas does, with nothing
+/// across from it, is not enough).
+fn window_score(sides: [Option<f32>; 4]) -> Option<f32> {
+    let inner: Vec<f32> = sides.iter().flatten().copied().collect();
+    let mean = inner.iter().sum::<f32>() / inner.len().max(1) as f32;
+    let fits = match inner.len() {
+        4 => {
+            let mut sorted = inner.clone();
+            sorted.sort_by(f32::total_cmp);
+            sorted[0] >= MIN_WEAKEST && sorted[1] >= MIN_SIDE
+        }
+        2 | 3 => inner.iter().all(|&s| s >= MIN_MEAN),
+        _ => false,
+    };
+    let score = (inner.iter().sum::<f32>() + (4 - inner.len()) as f32 * CANVAS_SIDE) / 4.0;
+    (fits && mean >= MIN_MEAN).then_some(score)
 }
 
 /// The windows of a picture, each cut out of `gray` (the picture in gray, inside the
@@ -279,6 +341,37 @@ mod tests {
         let best = found.first().expect("the window is found");
         assert!(best.left.abs_diff(250) <= 2 && best.right.abs_diff(442) <= 2, "{best:?}");
         assert!(best.top.abs_diff(30) <= 2 && best.bottom.abs_diff(138) <= 2, "{best:?}");
+    }
+
+    #[test]
+    fn a_picture_beside_another_is_found_where_it_meets_the_canvas() {
+        // A 240 x 135 picture of other content in the bottom left corner, under a band and
+        // beside a second picture: two of its sides are the canvas's.
+        let (w, h) = (480, 200);
+        let mut px = texture(w, h, 3.0);
+        let inner = texture(240, 135, 11.0);
+        for y in 0..135 {
+            for x in 0..240 {
+                px[(65 + y) * w + x] = inner[y * 240 + x].saturating_add(30);
+            }
+        }
+        let found = find_windows(&rgb(w, h, &px));
+        let best = found.first().expect("the window is found");
+        assert_eq!((best.left, best.bottom), (CANVAS_START, h), "{best:?}");
+        assert!(best.right.abs_diff(240) <= 2 && best.top.abs_diff(64) <= 2, "{best:?}");
+        // The texture beside it, under no edge of its own, is not a window.
+        assert!(found.iter().all(|w| w.left.abs_diff(240) > 2), "{found:?}");
+        let shares = window_shares(&rgb(w, h, &px));
+        assert!(shares[0][0] < 0.01 && shares[0][3] == 1.0, "{shares:?}");
+    }
+
+    #[test]
+    fn a_side_on_the_canvas_needs_the_others_to_hold_their_edge() {
+        assert!(window_score([None, Some(0.9), Some(0.8), None]).is_some());
+        assert!(window_score([None, Some(0.9), Some(0.6), None]).is_none());
+        assert!(window_score([None, None, Some(1.0), None]).is_none());
+        // A window with an edge all round outranks one on the canvas.
+        assert!(window_score([Some(0.9); 4]) > window_score([None, Some(0.9), Some(0.9), None]));
     }
 
     #[test]

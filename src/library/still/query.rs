@@ -16,6 +16,10 @@ use crate::library::{frames, still::refine};
 /// How many of a corner-painted picture's own rectangles are searched (best guess first).
 const CORNER_RECTS: usize = 3;
 
+/// The angles (degrees, each way) a picture is turned back by in the rotation tier: a photo
+/// or repost held askew by 2-6 degrees lies within 0.75 of one of them.
+const ROTATIONS: [f32; 3] = [2.5, 4.0, 5.5];
+
 /// One query hypothesis: a rectangle of one of the query's squares.
 #[derive(Clone, Debug)]
 pub struct Cut {
@@ -160,6 +164,34 @@ impl<'a> StillQuery<'a> {
     /// from being cut where the picture starts).
     pub fn column_cuts(&self) -> Vec<Cut> {
         self.on_square(column::column_query_rects_of(&self.rects, self.canvas))
+    }
+
+    /// The indexed centre window ([`hash::CROP_SCALE`] of the picture's first rectangle) as it
+    /// lies in the picture turned by each of [`ROTATIONS`] either way about its centre, warped
+    /// back to the frame square (see [`warp::warp_quads`]): a picture rotated a few degrees
+    /// (its corners lost to the canvas) shows that window whole, and turned back it is the
+    /// indexed crop again.
+    pub fn rotation_cuts(&self) -> Vec<Cut> {
+        let side = frames::FRAME_SIDE as f32;
+        let (w, h) = (self.canvas.0 as f32, self.canvas.1 as f32);
+        let r = self.rects[0];
+        let (cx, cy) = ((r.x0 + r.x1) as f32 / 2.0 / side * w, (r.y0 + r.y1) as f32 / 2.0 / side * h);
+        let a = (r.x1 - r.x0) as f32 / 2.0 / side * w * hash::CROP_SCALE;
+        let b = (r.y1 - r.y0) as f32 / 2.0 / side * h * hash::CROP_SCALE;
+        let quads: Vec<Quad> = ROTATIONS
+            .iter()
+            .flat_map(|d| [*d, -*d])
+            .map(|degrees: f32| {
+                let (sin, cos) = degrees.to_radians().sin_cos();
+                [(-a, -b), (a, -b), (a, b), (-a, b)]
+                    .map(|(u, v)| ((cx + u * cos - v * sin) / w, (cy + u * sin + v * cos) / h))
+            })
+            .collect();
+        let whole = Rect { x0: 0, y0: 0, x1: frames::FRAME_SIDE, y1: frames::FRAME_SIDE };
+        warp::warp_quads(&self.gray, quads, frames::FRAME_SIDE)
+            .into_iter()
+            .map(|square| Cut { square: square.into(), rect: whole, painted: false, glare: None })
+            .collect()
     }
 
     /// The tops of the picture's own rectangles (see [`hash::upper_query_rects`]).
@@ -335,6 +367,41 @@ mod tests {
             let r = c.rect;
             assert!(r.x0 >= own.x0 && r.x1 <= own.x1 && r.y0 >= own.y0 && r.y1 <= own.y1, "{r:?} outside {own:?}");
             assert!(!c.painted && c.glare.is_none());
+        }
+    }
+
+    /// `img` turned by `degrees` about its centre (y down), black where the canvas shows
+    /// nothing of it, as an editor rotates a picture inside its frame.
+    fn rotated(img: &DynamicImage, degrees: f32) -> DynamicImage {
+        let src = img.to_rgb8();
+        let (w, h) = (src.width() as f32, src.height() as f32);
+        let (sin, cos) = degrees.to_radians().sin_cos();
+        let out = image::RgbImage::from_fn(src.width(), src.height(), |x, y| {
+            let (dx, dy) = (x as f32 + 0.5 - w / 2.0, y as f32 + 0.5 - h / 2.0);
+            // The source point this pixel shows: the inverse turn.
+            let (sx, sy) = (w / 2.0 + dx * cos + dy * sin, h / 2.0 - dx * sin + dy * cos);
+            if (0.0..w).contains(&sx) && (0.0..h).contains(&sy) {
+                *src.get_pixel(sx as u32, sy as u32)
+            } else {
+                image::Rgb([0, 0, 0])
+            }
+        });
+        DynamicImage::ImageRgb8(out)
+    }
+
+    #[test]
+    fn a_picture_turned_a_few_degrees_is_turned_back_to_its_indexed_centre() {
+        let plain = picture(640, 360, 0);
+        let own = StillQuery::new(&plain);
+        let indexed = hash::hash_rect(own.view(), own.rects[0].centre(hash::CROP_SCALE)).hash;
+        for degrees in [3.2f32, -3.8, 4.6] {
+            let turned = rotated(&plain, degrees);
+            let query = StillQuery::new(&turned);
+            let cuts = query.rotation_cuts();
+            assert_eq!(cuts.len(), 2 * ROTATIONS.len());
+            let best = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).min().unwrap();
+            let crop = query.crop_cuts().iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).min().unwrap();
+            assert!(best <= 24 && best + 16 <= crop, "{degrees} degrees: turned back {best} bits away, cropped {crop}");
         }
     }
 
