@@ -321,6 +321,18 @@ mod tests {
             .collect()
     }
 
+    /// A `w` x `h` texture with a `iw` x `ih` picture of other content at `(x0, y0)`.
+    fn texture_with_inset(w: usize, h: usize, (iw, ih): (usize, usize), (x0, y0): (usize, usize)) -> Vec<u8> {
+        let mut px = texture(w, h, 3.0);
+        let inner = texture(iw, ih, 11.0);
+        for y in 0..ih {
+            for x in 0..iw {
+                px[(y0 + y) * w + x0 + x] = inner[y * iw + x].saturating_add(30);
+            }
+        }
+        px
+    }
+
     /// Gray pixels as an RGB image.
     fn rgb(w: usize, h: usize, px: &[u8]) -> RgbImage {
         RgbImage::from_fn(w as u32, h as u32, |x, y| image::Rgb([px[y as usize * w + x as usize]; 3]))
@@ -329,14 +341,8 @@ mod tests {
     #[test]
     fn a_picture_over_another_is_found_where_it_lies() {
         let (w, h) = (480, 270);
-        let mut px = texture(w, h, 3.0);
         // A 192 x 108 picture at (250, 30), of other content.
-        let inner = texture(192, 108, 11.0);
-        for y in 0..108 {
-            for x in 0..192 {
-                px[(30 + y) * w + 250 + x] = inner[y * 192 + x].saturating_add(30);
-            }
-        }
+        let px = texture_with_inset(w, h, (192, 108), (250, 30));
         let found = find_windows(&rgb(w, h, &px));
         let best = found.first().expect("the window is found");
         assert!(best.left.abs_diff(250) <= 2 && best.right.abs_diff(442) <= 2, "{best:?}");
@@ -348,13 +354,7 @@ mod tests {
         // A 240 x 135 picture of other content in the bottom left corner, under a band and
         // beside a second picture: two of its sides are the canvas's.
         let (w, h) = (480, 200);
-        let mut px = texture(w, h, 3.0);
-        let inner = texture(240, 135, 11.0);
-        for y in 0..135 {
-            for x in 0..240 {
-                px[(65 + y) * w + x] = inner[y * 240 + x].saturating_add(30);
-            }
-        }
+        let px = texture_with_inset(w, h, (240, 135), (0, 65));
         let found = find_windows(&rgb(w, h, &px));
         let best = found.first().expect("the window is found");
         assert_eq!((best.left, best.bottom), (CANVAS_START, h), "{best:?}");
