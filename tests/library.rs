@@ -656,8 +656,9 @@ async fn older_segment_is_searched_then_reindexed(
     let record = lib.list()[0].clone();
     let seg = lib.dir().join("segments").join(format!("{}.seg", record.id));
     let bytes = std::fs::read(&seg).unwrap();
-    let columns = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
-    let total = (record.frames + record.crop_frames + record.upper_frames) as usize + columns;
+    let count = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+    // The column and deep-crop tiers' counts, in the header only.
+    let total = (record.frames + record.crop_frames + record.upper_frames) as usize + count(28) + count(32);
     std::fs::write(&seg, older(&record, &bytes, total)).unwrap();
     let lib = LibraryIndex::open(lib.dir()).unwrap();
     assert_eq!(lib.stale_files().len(), 1, "an older segment is not current");
@@ -678,33 +679,34 @@ async fn a_segment_without_the_upper_tier_is_searched_until_the_next_add_reindex
     // As version 2 wrote it: the same tiers without the upper one, no stretches.
     let videos = older_segment_is_searched_then_reindexed(|record, bytes, total| {
         let kept = (record.frames + record.crop_frames) as usize;
-        let mut v2 = bytes[..32].to_vec();
-        v2[..8].copy_from_slice(b"RFLIBSG2");
-        v2[20..28].fill(0);
-        v2.extend_from_slice(&bytes[32..32 + kept * 8]);
-        v2.extend_from_slice(&bytes[32 + total * 8..32 + total * 8 + kept * 24]);
-        v2.extend_from_slice(&bytes[32 + total * 32..32 + total * 32 + kept * 4]);
-        v2
+        segment_before(bytes, kept, total, b"RFLIBSG2", false)
     })
     .await;
     assert!(videos[0].upper_frames > 0);
 }
 
-/// A segment's bytes with only its first `kept` entries (the tiers before the column tier)
-/// of `total`, as a version before the column tier wrote them, under `magic`; the static
-/// stretches after them when `stretches`.
-fn segment_before_columns(bytes: &[u8], kept: usize, total: usize, magic: &[u8; 8], stretches: bool) -> Vec<u8> {
+/// A current segment's bytes (a 40-byte header) with only its first `kept` entries of `total`,
+/// as a version before the tiers after them wrote them (a 32-byte header; counts of tiers it
+/// did not know zero), under `magic`; the static stretches after them when `stretches`.
+fn segment_before(bytes: &[u8], kept: usize, total: usize, magic: &[u8; 8], stretches: bool) -> Vec<u8> {
+    const H: usize = 40;
     let mut old = bytes[..32].to_vec();
     old[..8].copy_from_slice(magic);
-    old[28..32].fill(0);
-    if !stretches {
+    let version = magic[7] - b'0';
+    if version < 5 {
+        old[28..32].fill(0);
+    }
+    if version < 4 {
         old[24..28].fill(0);
     }
-    old.extend_from_slice(&bytes[32..32 + kept * 8]);
-    old.extend_from_slice(&bytes[32 + total * 8..32 + total * 8 + kept * 24]);
-    old.extend_from_slice(&bytes[32 + total * 32..32 + total * 32 + kept * 4]);
+    if version < 3 {
+        old[20..24].fill(0);
+    }
+    old.extend_from_slice(&bytes[H..H + kept * 8]);
+    old.extend_from_slice(&bytes[H + total * 8..H + total * 8 + kept * 24]);
+    old.extend_from_slice(&bytes[H + total * 32..H + total * 32 + kept * 4]);
     if stretches {
-        old.extend_from_slice(&bytes[32 + total * 36..]);
+        old.extend_from_slice(&bytes[H + total * 36..]);
     }
     old
 }
@@ -714,7 +716,7 @@ async fn a_segment_without_static_stretches_is_searched_until_the_next_add_reind
     // As version 3 wrote it: the same entries but the column tier's, no stretches after them.
     older_segment_is_searched_then_reindexed(|record, bytes, total| {
         let kept = (record.frames + record.crop_frames + record.upper_frames) as usize;
-        segment_before_columns(bytes, kept, total, b"RFLIBSG3", false)
+        segment_before(bytes, kept, total, b"RFLIBSG3", false)
     })
     .await;
 }
@@ -725,7 +727,19 @@ async fn a_segment_without_the_column_tier_is_searched_until_the_next_add_reinde
     older_segment_is_searched_then_reindexed(|record, bytes, total| {
         let kept = (record.frames + record.crop_frames + record.upper_frames) as usize;
         assert!(total > kept, "the column tier is indexed");
-        segment_before_columns(bytes, kept, total, b"RFLIBSG4", true)
+        segment_before(bytes, kept, total, b"RFLIBSG4", true)
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_segment_without_the_deep_crop_tier_is_searched_until_the_next_add_reindexes_it() {
+    // As version 5 wrote it: every tier but the deep-crop tier under a 32-byte header.
+    older_segment_is_searched_then_reindexed(|record, bytes, total| {
+        let columns = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
+        let kept = (record.frames + record.crop_frames + record.upper_frames) as usize + columns;
+        assert!(total > kept, "the deep-crop tier is indexed");
+        segment_before(bytes, kept, total, b"RFLIBSG5", true)
     })
     .await;
 }

@@ -214,8 +214,16 @@ fn the_milvus_index_answers_every_probe_as_the_embedded_index_does() {
     // The column tier keeps five windows a moment, under one time.
     let columns3: Vec<(Hash, u32)> =
         entries_of(3, 50, 1, &mut rng).into_iter().enumerate().map(|(i, (h, _))| (h, (i as u32 / 5) * 1_000)).collect();
+    let deeps3 = entries_of(3, 80, 150, &mut rng);
     let stills3 = vec![[0, 1_000], [5_000, 9_000]];
-    let v3 = VideoEntries { frames: &frames3, crops: &crops3, uppers: &uppers3, columns: &columns3, stills: &stills3 };
+    let v3 = VideoEntries {
+        frames: &frames3,
+        crops: &crops3,
+        uppers: &uppers3,
+        columns: &columns3,
+        deeps: &deeps3,
+        stills: &stills3,
+    };
     let frames5: Vec<(Hash, u32)> = frames3[..10].iter().map(|&(h, ms)| (h, ms + 7)).collect();
     let v5 = VideoEntries { frames: &frames5, ..Default::default() };
     let frames8 = entries_of(8, 5_000, 125, &mut rng);
@@ -227,7 +235,7 @@ fn the_milvus_index_answers_every_probe_as_the_embedded_index_does() {
         index.follow(&[3, 5, 8]);
     }
     assert_eq!(milvus.len(), mapped.len());
-    assert_eq!(milvus.len(), 400 + 120 + 60 + 50 + 10 + 5_000);
+    assert_eq!(milvus.len(), 400 + 120 + 60 + 50 + 80 + 10 + 5_000);
     assert!(milvus.holds_current(3) && milvus.holds_current(8) && !milvus.holds_current(9));
 
     // One batch of hypotheses per tier, as a still's search sends: near copies at several
@@ -243,6 +251,7 @@ fn the_milvus_index_answers_every_probe_as_the_embedded_index_does() {
     let crop_batch: Vec<Hash> = (0..40).map(|i| spread_flip(crops3[i * 3].0, i as u32)).collect();
     let upper_batch = vec![uppers3[59].0, spread_flip(frames3[0].0, 1)];
     let column_batch: Vec<Hash> = (0..10).map(|i| spread_flip(columns3[i * 4].0, 3 * i as u32)).collect();
+    let deep_batch: Vec<Hash> = (0..30).map(|i| spread_flip(deeps3[i * 2].0, 2 * i as u32)).collect();
     let probes = [
         Probe { section: Section::Frames, hashes: &frame_batch, radius: 56, limit: 100, many: false },
         Probe { section: Section::Frames, hashes: &frame_batch, radius: 20, limit: 100, many: false },
@@ -251,6 +260,7 @@ fn the_milvus_index_answers_every_probe_as_the_embedded_index_does() {
         Probe { section: Section::Crops, hashes: &crop_batch, radius: 32, limit: 50, many: true },
         Probe { section: Section::Upper, hashes: &upper_batch, radius: 40, limit: 10, many: false },
         Probe { section: Section::Columns, hashes: &column_batch, radius: 30, limit: 40, many: true },
+        Probe { section: Section::Deep, hashes: &deep_batch, radius: 36, limit: 60, many: true },
     ];
     for probe in &probes {
         let (want, got) = both(&mapped, &milvus, probe);
@@ -275,6 +285,7 @@ fn the_milvus_index_answers_every_probe_as_the_embedded_index_does() {
         (3, Section::Crops),
         (3, Section::Upper),
         (3, Section::Columns),
+        (3, Section::Deep),
         (5, Section::Frames),
         (8, Section::Frames),
         (5, Section::Upper),
@@ -291,7 +302,7 @@ fn the_milvus_index_answers_every_probe_as_the_embedded_index_does() {
     let frames5b = &frames3[..4];
     milvus.put(5, &VideoEntries { frames: frames5b, ..Default::default() }).unwrap();
     assert_eq!(milvus.timeline(5, Section::Frames).unwrap().unwrap().len(), 4);
-    assert_eq!(milvus.len(), 400 + 120 + 60 + 50 + 4 + 5_000);
+    assert_eq!(milvus.len(), 400 + 120 + 60 + 50 + 80 + 4 + 5_000);
     let hits =
         milvus.near(&Probe { section: Section::Frames, hashes: &[frames3[2].0], radius: 0, limit: 10, many: false });
     assert_eq!(hits.unwrap().iter().map(|h| h.video).collect::<Vec<_>>(), vec![3, 5]);
@@ -607,11 +618,12 @@ async fn a_dead_milvus_is_a_503_library_unavailable_and_auto_asks_the_cloud() {
     assert_eq!((report.added, report.failed.len()), (1, 0), "{report:?}");
     let lib = &app.state.library;
     let catalog: u64 = lib.list().iter().map(|v| (v.frames + v.crop_frames + v.upper_frames) as u64).sum();
-    // The column tier's count is not in the catalog: its timelines tell it.
-    let column = |id: u32| lib.entries().timeline(id, Section::Columns).unwrap().map_or(0, |t| t.len() as u64);
-    let columns: u64 = lib.list().iter().map(|v| column(v.id)).sum();
-    assert!(columns > 0, "the column tier is indexed");
-    assert_eq!(lib.frame_count(), catalog + columns);
+    // The column and deep-crop tiers' counts are not in the catalog: their timelines tell them.
+    let count = |id: u32, section| lib.entries().timeline(id, section).unwrap().map_or(0, |t| t.len() as u64);
+    let columns: u64 = lib.list().iter().map(|v| count(v.id, Section::Columns)).sum();
+    let deeps: u64 = lib.list().iter().map(|v| count(v.id, Section::Deep)).sum();
+    assert!(columns > 0 && deeps > 0, "the column and deep-crop tiers are indexed");
+    assert_eq!(lib.frame_count(), catalog + columns + deeps);
     assert!(lib.milvus().unwrap().unfinished().is_empty());
     drop(app);
     tokio::task::spawn_blocking(move || drop(server)).await.unwrap();

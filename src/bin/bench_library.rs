@@ -40,6 +40,7 @@ use std::time::Instant;
 use clap::Parser;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use reelfind::library::index::entries::Section;
 use reelfind::library::index::store::VideoMeta;
 use reelfind::library::{LibraryIndex, LibraryMatch, Quiet};
 
@@ -614,6 +615,12 @@ fn main() -> anyhow::Result<()> {
     let entries = index.frame_count();
     let crop_entries: u64 = videos.iter().map(|v| v.crop_frames as u64).sum();
     let upper_entries: u64 = videos.iter().map(|v| v.upper_frames as u64).sum();
+    // The column and deep-crop tiers' counts are not in the catalog: their timelines tell them.
+    let section_entries = |section| -> u64 {
+        let count = |id: u32| index.entries().timeline(id, section).ok().flatten().map_or(0, |t| t.len() as u64);
+        videos.iter().map(|v| count(v.id)).sum()
+    };
+    let (column_entries, deep_entries) = (section_entries(Section::Columns), section_entries(Section::Deep));
     let source = |held_out: bool| -> Vec<Source> {
         videos
             .iter()
@@ -644,7 +651,7 @@ fn main() -> anyhow::Result<()> {
         report.video_seconds / report.wall_seconds
     );
     println!(
-        "- index: {entries} entries ({crop_entries} of them crop tier, {upper_entries} upper tier), {bytes} bytes = **{:.0} KB per video hour**",
+        "- index: {entries} entries ({crop_entries} of them crop tier, {upper_entries} upper tier, {column_entries} column tier, {deep_entries} deep-crop tier), {bytes} bytes = **{:.0} KB per video hour**",
         bytes as f64 / hours / 1000.0
     );
 

@@ -251,6 +251,7 @@ impl LibraryIndex {
             crops: &fingerprints.crops,
             uppers: &fingerprints.uppers,
             columns: &fingerprints.columns,
+            deeps: &fingerprints.deeps,
             stills: &fingerprints.stills,
         };
         let written = self.entries().put(id, &entries).map_err(anyhow::Error::from).and_then(|()| {

@@ -65,11 +65,15 @@ impl LibraryIndex {
         tier("upper", query.upper_cuts(), &uppers_near);
         let crops_near = self.entries_near(video_id, t, Section::Crops);
         tier("rotation", query.rotation_cuts(), &crops_near);
-        // The column tier's placements are dozens: only the nearest.
-        let columns_near = self.entries_near(video_id, t, Section::Columns);
-        let (cuts, hashes) = hash_cuts(query.column_cuts(), false);
-        let nearest = cuts.iter().zip(&hashes).map(|(c, f)| (closest(&columns_near, f), c.rect)).min_by_key(|x| x.0);
-        out.extend(nearest.map(|(d, r)| (format!("column {}", label(&r)), d)));
+        // The column and deep-crop tiers' placements are dozens: only the nearest.
+        for (name, section, cuts) in
+            [("column", Section::Columns, query.column_cuts()), ("deep crop", Section::Deep, query.deep_cuts())]
+        {
+            let near = self.entries_near(video_id, t, section);
+            let (cuts, hashes) = hash_cuts(cuts, false);
+            let nearest = cuts.iter().zip(&hashes).map(|(c, f)| (closest(&near, f), c.rect)).min_by_key(|x| x.0);
+            out.extend(nearest.map(|(d, r)| (format!("{name} {}", label(&r)), d)));
+        }
         out
     }
 

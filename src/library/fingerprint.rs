@@ -32,6 +32,9 @@ const UPPER_KEEP_BITS: u32 = 48;
 /// hour, all tiers): any window past 40 bits 90 / 80%, 8.7 MB; the median past 40, 90 / 80%,
 /// 6.6 MB; the fourth past 40, 70 / 75%, 5.0 MB; all five past 48, 70 / 65%, 3.8 MB.
 const COLUMN_KEEP_BITS: u32 = 40;
+/// The deep-crop tier ([`hash::DEEP_SCALE`]) keeps frames by the crop tier's rule: a
+/// fallback, searched only when every other tier found nothing.
+const DEEP_KEEP_BITS: u32 = CROP_KEEP_BITS;
 
 /// Which frames of one section are kept, in decoding order: a frame whose hash moved more than
 /// `bits` from the last kept one, or [`MAX_GAP`] after it.
@@ -57,21 +60,23 @@ impl KeepRule {
 }
 
 /// The rectangles of a decoded frame the index hashes, one per section (whole frames, crop
-/// tier, upper tier): the active picture (flat borders cut), its centre window
-/// ([`hash::CROP_SCALE`]) and its top ([`hash::UPPER_SHARE`]).
-pub(super) fn indexed_rects(view: GrayView<'_>) -> [hash::Rect; 3] {
+/// tier, upper tier, deep-crop tier): the active picture (flat borders cut), its centre window
+/// ([`hash::CROP_SCALE`]), its top ([`hash::UPPER_SHARE`]) and its middle
+/// ([`hash::DEEP_SCALE`]).
+pub(super) fn indexed_rects(view: GrayView<'_>) -> [hash::Rect; 4] {
     let area = hash::active_area(view);
-    [area, area.centre(hash::CROP_SCALE), area.upper(hash::UPPER_SHARE)]
+    [area, area.centre(hash::CROP_SCALE), area.upper(hash::UPPER_SHARE), area.centre(hash::DEEP_SCALE)]
 }
 
 /// The rectangle of a decoded frame that entry `entry` of `section` holds (see
 /// [`indexed_rects`]; the column tier's windows by [`column_rects`]).
 pub(super) fn indexed_rect(view: GrayView<'_>, section: Section, entry: usize) -> hash::Rect {
-    let [frame, crop, upper] = indexed_rects(view);
+    let [frame, crop, upper, deep] = indexed_rects(view);
     match section {
         Section::Frames => frame,
         Section::Crops => crop,
         Section::Upper => upper,
+        Section::Deep => deep,
         Section::Columns => column_rects(frame)[entry % COLUMNS],
     }
 }
@@ -105,6 +110,7 @@ pub struct Fingerprints {
     pub uppers: Vec<(Hash, u32)>,
     /// [`COLUMNS`] windows a kept moment (see [`Section::Columns`]).
     pub columns: Vec<(Hash, u32)>,
+    pub deeps: Vec<(Hash, u32)>,
     pub stills: Vec<[u32; 2]>,
 }
 
@@ -126,6 +132,7 @@ pub fn fingerprint_video(
         crops: Vec::new(),
         uppers: Vec::new(),
         columns: Vec::new(),
+        deeps: Vec::new(),
         stills: Vec::new(),
     };
     let mut stills = crate::library::index::stretches::StillFinder::default();
@@ -133,10 +140,11 @@ pub fn fingerprint_video(
     let mut keep_crops = KeepRule::new(CROP_KEEP_BITS);
     let mut keep_uppers = KeepRule::new(UPPER_KEEP_BITS);
     let mut keep_columns = ColumnKeep { last: None };
+    let mut keep_deeps = KeepRule::new(DEEP_KEEP_BITS);
     let mut batch: Vec<(f64, Vec<u8>)> = Vec::with_capacity(BATCH);
     let step = 1.0 / frames::INDEX_FPS as f64;
     let mut flush = |batch: &mut Vec<(f64, Vec<u8>)>, out: &mut Fingerprints| {
-        let hashed: Vec<(f64, [FrameHash; 3], [Hash; COLUMNS])> = batch
+        let hashed: Vec<(f64, [FrameHash; 4], [Hash; COLUMNS])> = batch
             .par_iter()
             .map(|(t, px)| {
                 let view = frames::frame_view(px);
@@ -146,7 +154,7 @@ pub fn fingerprint_video(
             })
             .collect();
         batch.clear();
-        for (t, [fh, crop, upper], columns) in hashed {
+        for (t, [fh, crop, upper, deep], columns) in hashed {
             if fh.quality < MIN_QUALITY {
                 continue;
             }
@@ -162,6 +170,9 @@ pub fn fingerprint_video(
             }
             if keep_columns.keeps(&columns, t) {
                 out.columns.extend(columns.iter().map(|h| (*h, ms)));
+            }
+            if deep.quality >= MIN_QUALITY && keep_deeps.keeps(&deep.hash, t) {
+                out.deeps.push((deep.hash, ms));
             }
         }
     };
@@ -251,7 +262,7 @@ mod tests {
             })
             .collect();
         let view = frames::frame_view(&px);
-        let [frame, crop, upper] = indexed_rects(view);
+        let [frame, crop, upper, deep] = indexed_rects(view);
         assert_eq!((frame.y0, frame.y1, frame.x0, frame.x1), (20, side - 20, 0, side));
         // The crop tier's centre window lies inside the picture, 80% of each side.
         assert!(crop.x0 > frame.x0 && crop.x1 < frame.x1 && crop.y0 > frame.y0 && crop.y1 < frame.y1);
@@ -259,7 +270,12 @@ mod tests {
         // The upper tier's rectangle is the picture's top 55%, full width.
         assert_eq!((upper.x0, upper.x1, upper.y0), (frame.x0, frame.x1, frame.y0));
         assert_eq!(upper.height(), (frame.height() as f32 * hash::UPPER_SHARE).round() as usize);
-        for (section, rect) in [(Section::Frames, frame), (Section::Crops, crop), (Section::Upper, upper)] {
+        // The deep-crop tier's middle: half of each side, centred.
+        assert_eq!((deep.width(), deep.x0 - frame.x0), (frame.width() / 2, frame.width() / 4));
+        assert_eq!((deep.height(), deep.y0 - frame.y0), (frame.height() / 2, frame.height() / 4));
+        for (section, rect) in
+            [(Section::Frames, frame), (Section::Crops, crop), (Section::Upper, upper), (Section::Deep, deep)]
+        {
             assert_eq!(indexed_rect(view, section, 0), rect);
         }
     }

@@ -29,7 +29,7 @@ pub use schema::{IndexPlan, NPROBE_SHARE};
 
 /// The partitions of a collection: the tiers a hash was cut for, and `meta` (rows that are
 /// not hashes: an owner's static stretches and its completion mark).
-pub const PARTITIONS: [&str; 5] = ["frames", "crops", "upper", "meta", "columns"];
+pub const PARTITIONS: [&str; 6] = ["frames", "crops", "upper", "meta", "columns", "deep"];
 
 /// Rows sent in one insert call (a row is ~60 bytes on the wire: 3 MB a call).
 const INSERT_BATCH: usize = 50_000;

@@ -87,6 +87,9 @@ pub enum Tier {
     /// The centre of a slightly rotated picture, turned back by each of a few angles, against
     /// the indexed centre windows.
     Rotation,
+    /// Where the indexed middle of a frame would lie in a picture cropped to about three
+    /// quarters of each side, against the indexed middles.
+    Deep,
 }
 
 /// One row of [`TIERS`].
@@ -122,7 +125,7 @@ pub struct TierRule {
 ///   one lands on an unrelated frame whose coarse light agrees (a frame of a diver taken for a
 ///   flat cartoon frame by the shape tier at 62 bits looked 0.83 alike as a whole and 0.53 by
 ///   blocks).
-pub const TIERS: [TierRule; 9] = [
+pub const TIERS: [TierRule; 10] = [
     rule(Tier::Frame, "frame", Section::Frames, STILL_ACCEPT, STILL_ACCEPT, false, false),
     rule(Tier::Crop, "crop", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
     rule(Tier::Upper, "upper", Section::Upper, GUESS_ACCEPT, CLOSE, true, true),
@@ -132,6 +135,7 @@ pub const TIERS: [TierRule; 9] = [
     rule(Tier::Corner, "corner", Section::Frames, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Column, "column", Section::Columns, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Rotation, "rotation", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
+    rule(Tier::Deep, "deep crop", Section::Deep, GUESS_ACCEPT, CLOSE, true, true),
 ];
 
 const fn rule(

@@ -123,7 +123,7 @@ impl Section {
         match section {
             entries::Section::Frames => Some(Section::Whole),
             entries::Section::Crops => Some(Section::Centre),
-            entries::Section::Upper | entries::Section::Columns => None,
+            entries::Section::Upper | entries::Section::Columns | entries::Section::Deep => None,
         }
     }
 

@@ -33,12 +33,16 @@ pub enum Section {
     /// together (entry `i` is window `i % COLUMNS` of its moment), the part of a frame a
     /// vertical repost keeps.
     Columns,
+    /// The deep-crop tier: the middle of each key frame ([`DEEP_SCALE`] of each side), the part
+    /// a screenshot cropped to a quarter of each side at any offset still shows whole.
+    Deep,
 }
 
 pub use crate::library::picture::column::COLUMNS;
+pub use crate::library::picture::hash::DEEP_SCALE;
 
 impl Section {
-    pub const ALL: [Section; 4] = [Section::Frames, Section::Crops, Section::Upper, Section::Columns];
+    pub const ALL: [Section; 5] = [Section::Frames, Section::Crops, Section::Upper, Section::Columns, Section::Deep];
 
     /// The name a backend may give the section's collection or partition.
     pub fn name(self) -> &'static str {
@@ -47,6 +51,7 @@ impl Section {
             Section::Crops => "crops",
             Section::Upper => "upper",
             Section::Columns => "columns",
+            Section::Deep => "deep",
         }
     }
 }
@@ -110,6 +115,8 @@ pub struct VideoEntries<'a> {
     pub uppers: &'a [(Hash, u32)],
     /// The column tier's windows, [`COLUMNS`] a moment (see [`Section::Columns`]).
     pub columns: &'a [(Hash, u32)],
+    /// The deep-crop tier's middles (see [`Section::Deep`]).
+    pub deeps: &'a [(Hash, u32)],
     pub stills: &'a [[u32; 2]],
 }
 
@@ -120,6 +127,7 @@ impl VideoEntries<'_> {
             Section::Crops => self.crops,
             Section::Upper => self.uppers,
             Section::Columns => self.columns,
+            Section::Deep => self.deeps,
         }
     }
 }

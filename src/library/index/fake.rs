@@ -11,7 +11,7 @@ use crate::library::index::store::VideoRecord;
 use crate::library::picture::hash::{Hash, hamming};
 
 /// One owner's entries: whole frames, crop tier, upper tier.
-type Sections = [Vec<(Hash, u32)>; 4];
+type Sections = [Vec<(Hash, u32)>; 5];
 
 /// Owners' entries by section, in the order they were put.
 #[derive(Default)]
@@ -25,6 +25,7 @@ fn slot(section: Section) -> usize {
         Section::Crops => 1,
         Section::Upper => 2,
         Section::Columns => 3,
+        Section::Deep => 4,
     }
 }
 

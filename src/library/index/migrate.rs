@@ -47,6 +47,7 @@ struct Owned {
     crops: Vec<(Hash, u32)>,
     uppers: Vec<(Hash, u32)>,
     columns: Vec<(Hash, u32)>,
+    deeps: Vec<(Hash, u32)>,
     stills: Vec<[u32; 2]>,
 }
 
@@ -57,6 +58,7 @@ impl Owned {
             Section::Crops => &self.crops,
             Section::Upper => &self.uppers,
             Section::Columns => &self.columns,
+            Section::Deep => &self.deeps,
         }
     }
 
@@ -66,12 +68,13 @@ impl Owned {
             crops: &self.crops,
             uppers: &self.uppers,
             columns: &self.columns,
+            deeps: &self.deeps,
             stills: &self.stills,
         }
     }
 
     fn len(&self) -> u64 {
-        (self.frames.len() + self.crops.len() + self.uppers.len() + self.columns.len()) as u64
+        (self.frames.len() + self.crops.len() + self.uppers.len() + self.columns.len() + self.deeps.len()) as u64
     }
 }
 
@@ -91,6 +94,7 @@ fn read(index: &dyn EntryIndex, video: u32) -> Result<Option<Owned>, IndexError>
             Section::Crops => out.crops = list,
             Section::Upper => out.uppers = list,
             Section::Columns => out.columns = list,
+            Section::Deep => out.deeps = list,
         }
     }
     Ok(any.then_some(out))

@@ -2,7 +2,7 @@
 //! [`crate::library::milvus`] for the client, the schema and the index rule), chosen with
 //! `REELFIND_LIBRARY_INDEX=milvus://HOST:PORT/NAME` (see [`super::backend`]).
 //!
-//! Rows: every tier's hashes in its own partition (`frames`, `crops`, `upper`, `columns`), the entry's
+//! Rows: every tier's hashes in its own partition (`frames`, `crops`, `upper`, `columns`, `deep`), the entry's
 //! place in its owner's tier as `entry`, its moment as `ms`. The `meta` partition holds what is
 //! not a hash: an owner's static stretches (`entry` = their order, `ms` = from, the first word
 //! of `hash` = to) and, written last, its completion mark (`entry` = [`MARK`], `ms` = the
@@ -30,12 +30,13 @@ use crate::library::picture::hash::Hash;
 /// The `entry` of an owner's completion mark in the `meta` partition.
 pub const MARK: u32 = 0x0fff_ffff;
 /// The row layout's version, in the mark (a change re-indexes, as segment versions do).
-/// Version 2 adds the column tier (partition `columns`).
-pub const FORMAT: u32 = 2;
+/// Version 2 adds the column tier (partition `columns`), version 3 the deep-crop tier
+/// (partition `deep`).
+pub const FORMAT: u32 = 3;
 /// The `meta` partition's place in [`crate::library::milvus::PARTITIONS`].
 const META: usize = 3;
 /// The tiers' partitions.
-const TIERS: [usize; 4] = [0, 1, 2, 4];
+const TIERS: [usize; 5] = [0, 1, 2, 4, 5];
 /// How long a count of rows is reused before it is counted again (in the background: see
 /// [`MilvusIndex::len`]).
 const COUNT_FRESH: Duration = Duration::from_secs(2);
@@ -48,6 +49,7 @@ fn partition(section: Section) -> usize {
         Section::Crops => 1,
         Section::Upper => 2,
         Section::Columns => 4,
+        Section::Deep => 5,
     }
 }
 

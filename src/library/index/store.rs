@@ -6,7 +6,8 @@
 //! `n_frames` entries are whole-picture hashes of sampled frames; the `n_crop` entries after
 //! them are hashes of centre crops of key frames (the tier for cropped screenshots); the
 //! `n_upper` entries after those are hashes of the upper part of key frames (the tier for
-//! pictures whose lower part is covered by big subtitles or a player's controls). The static
+//! pictures whose lower part is covered by big subtitles or a player's controls), then the
+//! column tier's windows and the deep-crop tier's middles (see [`Section`]). The static
 //! stretches are the spans where the picture holds still (see [`crate::library::shot`]). Writing a
 //! new segment and then the catalog makes an interrupted run harmless: a segment without a
 //! catalog record is ignored and rewritten next time.
@@ -20,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::library::index::entries::{Section, VideoEntries};
 
-/// Version 5 adds the column tier (its count in header bytes 28..32, its entries after the
+/// Version 6 adds the deep-crop tier (its count in header bytes 32..36 of a 40-byte header, its
+/// entries after the column tier's) to version 5. Version 5 adds the column tier (its count in header bytes 28..32, its entries after the
 /// upper tier's) to version 4. Version 4 adds the static stretches (their count in header bytes 24..28, the stretches
 /// after the times) to version 3, which added the upper tier (its count in header bytes
 /// 20..24) to version 2 (hash bits ordered low frequencies first, one centre window per
@@ -28,12 +30,16 @@ use crate::library::index::entries::{Section, VideoEntries};
 /// and for version 2 without the upper tier) but are not current, so the next `add`
 /// re-indexes them. Version-1 segments are not comparable and get re-indexed before they are
 /// searched.
-const MAGIC: &[u8; 8] = b"RFLIBSG5";
+const MAGIC: &[u8; 8] = b"RFLIBSG6";
+const V5_MAGIC: &[u8; 8] = b"RFLIBSG5";
 const V4_MAGIC: &[u8; 8] = b"RFLIBSG4";
 const V3_MAGIC: &[u8; 8] = b"RFLIBSG3";
 const V2_MAGIC: &[u8; 8] = b"RFLIBSG2";
 const OLD_MAGIC: &[u8; 8] = b"RFLIBSG1";
-const HEADER: usize = 32;
+/// The header's length from version 6 on (versions before it: [`OLD_HEADER`]); both keep the
+/// hash words 8-byte aligned.
+const HEADER: usize = 40;
+const OLD_HEADER: usize = 32;
 
 /// What the library knows about one video file.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -204,7 +210,7 @@ pub fn sync_dir(dir: &Path) {
 /// Writes the segment file `path` of video `id` (through a temporary name, so readers never
 /// see half a file).
 pub fn write_segment(path: &Path, id: u32, entries: &VideoEntries<'_>) -> anyhow::Result<()> {
-    let &VideoEntries { frames, crops, uppers, columns, stills } = entries;
+    let &VideoEntries { frames, crops, uppers, columns, deeps, stills } = entries;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let tmp = path.with_extension("seg.tmp");
@@ -218,8 +224,9 @@ pub fn write_segment(path: &Path, id: u32, entries: &VideoEntries<'_>) -> anyhow
         header[20..24].copy_from_slice(&(uppers.len() as u32).to_le_bytes());
         header[24..28].copy_from_slice(&(stills.len() as u32).to_le_bytes());
         header[28..32].copy_from_slice(&(columns.len() as u32).to_le_bytes());
+        header[32..36].copy_from_slice(&(deeps.len() as u32).to_le_bytes());
         out.write_all(&header)?;
-        let entries = || frames.iter().chain(crops).chain(uppers).chain(columns);
+        let entries = || frames.iter().chain(crops).chain(uppers).chain(columns).chain(deeps);
         // First words of every entry, then the other three words (see `scan`).
         for (h, _) in entries() {
             out.write_all(&h[0].to_le_bytes())?;
@@ -257,7 +264,10 @@ pub struct Segment {
     pub n_crop: usize,
     pub n_upper: usize,
     pub n_columns: usize,
+    pub n_deep: usize,
     pub n_stills: usize,
+    /// The header's length (by version).
+    header: usize,
     map: Mmap,
 }
 
@@ -267,17 +277,19 @@ impl Segment {
         // Safety: segment files are written once under a temporary name and renamed into
         // place; nothing modifies a published segment (re-indexing writes a new file).
         let map = unsafe { Mmap::map(&file) }?;
-        if map.len() >= HEADER && &map[..8] == OLD_MAGIC {
+        if map.len() >= OLD_HEADER && &map[..8] == OLD_MAGIC {
             bail!("{} was written by an older version of the index; it needs re-indexing", path.display());
         }
         let version = match map.get(..8) {
-            Some(m) if m == MAGIC => 5,
+            Some(m) if m == MAGIC => 6,
+            Some(m) if m == V5_MAGIC => 5,
             Some(m) if m == V4_MAGIC => 4,
             Some(m) if m == V3_MAGIC => 3,
             Some(m) if m == V2_MAGIC => 2,
             _ => bail!("{} is not a library segment", path.display()),
         };
-        if map.len() < HEADER {
+        let header = if version >= 6 { HEADER } else { OLD_HEADER };
+        if map.len() < header {
             bail!("{} is truncated", path.display());
         }
         let word = |at: usize| u32::from_le_bytes(map[at..at + 4].try_into().unwrap_or([0; 4])) as usize;
@@ -285,17 +297,18 @@ impl Segment {
         let n_upper = if version >= 3 { word(20) } else { 0 };
         let n_stills = if version >= 4 { word(24) } else { 0 };
         let n_columns = if version >= 5 { word(28) } else { 0 };
-        let n = n_frames + n_crop + n_upper + n_columns;
-        if map.len() != HEADER + n * 36 + n_stills * 8 {
+        let n_deep = if version >= 6 { word(32) } else { 0 };
+        let n = n_frames + n_crop + n_upper + n_columns + n_deep;
+        if map.len() != header + n * 36 + n_stills * 8 {
             bail!("{} is truncated", path.display());
         }
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::WillNeed);
-        Ok(Self { video_id, n_frames, n_crop, n_upper, n_columns, n_stills, map })
+        Ok(Self { video_id, n_frames, n_crop, n_upper, n_columns, n_deep, n_stills, header, map })
     }
 
     pub fn len(&self) -> usize {
-        self.n_frames + self.n_crop + self.n_upper + self.n_columns
+        self.n_frames + self.n_crop + self.n_upper + self.n_columns + self.n_deep
     }
 
     /// The entry range of one tier.
@@ -304,7 +317,11 @@ impl Segment {
             Section::Frames => 0..self.n_frames,
             Section::Crops => self.n_frames..self.n_frames + self.n_crop,
             Section::Upper => self.n_frames + self.n_crop..self.n_frames + self.n_crop + self.n_upper,
-            Section::Columns => self.n_frames + self.n_crop + self.n_upper..self.len(),
+            Section::Columns => {
+                let start = self.n_frames + self.n_crop + self.n_upper;
+                start..start + self.n_columns
+            }
+            Section::Deep => self.len() - self.n_deep..self.len(),
         }
     }
 
@@ -314,13 +331,13 @@ impl Segment {
 
     /// The first 64-bit word of every entry.
     pub fn first_words(&self) -> &[u64] {
-        // The map is page-aligned and the header is 32 bytes, so words are 8-byte aligned.
-        bytemuck::cast_slice(&self.map[HEADER..HEADER + self.len() * 8])
+        // The map is page-aligned and the header 32 or 40 bytes, so words are 8-byte aligned.
+        bytemuck::cast_slice(&self.map[self.header..self.header + self.len() * 8])
     }
 
     /// Words 1..4 of every entry.
     pub fn rest_words(&self) -> &[[u64; 3]] {
-        let start = HEADER + self.len() * 8;
+        let start = self.header + self.len() * 8;
         bytemuck::cast_slice(&self.map[start..start + self.len() * 24])
     }
 
@@ -330,13 +347,13 @@ impl Segment {
     }
 
     pub fn times(&self) -> &[u32] {
-        let start = HEADER + self.len() * 32;
+        let start = self.header + self.len() * 32;
         bytemuck::cast_slice(&self.map[start..start + self.len() * 4])
     }
 
     /// The static stretches, `[from, to]` ms, in order (none in a segment older than version 4).
     pub fn stills(&self) -> &[[u32; 2]] {
-        let start = HEADER + self.len() * 36;
+        let start = self.header + self.len() * 36;
         bytemuck::cast_slice(&self.map[start..start + self.n_stills * 8])
     }
 
@@ -382,15 +399,29 @@ mod tests {
         let uppers = [entry(20, 40)];
         let stills = [[1000, 2400], [2500, 7000]];
         let columns = [entry(30, 0), entry(34, 0)];
-        let tiers = VideoEntries { frames: &frames, crops: &[], uppers: &uppers, columns: &columns, stills: &stills };
+        let deeps = [entry(40, 900)];
+        let tiers = VideoEntries {
+            frames: &frames,
+            crops: &[],
+            uppers: &uppers,
+            columns: &columns,
+            deeps: &deeps,
+            stills: &stills,
+        };
         let path = dir.path().join("7.seg");
         write_segment(&path, 7, &tiers).unwrap();
         let seg = Segment::open(&path).unwrap();
-        assert_eq!((seg.video_id, seg.n_frames, seg.n_crop, seg.n_upper, seg.n_columns), (7, 3, 0, 1, 2));
+        assert_eq!(
+            (seg.video_id, seg.n_frames, seg.n_crop, seg.n_upper, seg.n_columns, seg.n_deep),
+            (7, 3, 0, 1, 2, 1)
+        );
         assert_eq!(seg.hash(1), [5, 6, 7, 8]);
-        assert_eq!(seg.times(), &[0, 1000, 2500, 40, 0, 0]);
-        assert_eq!((seg.range(Section::Upper), seg.range(Section::Columns)), (3..4, 4..6));
-        assert_eq!(seg.hash(5), [34, 35, 36, 37]);
+        assert_eq!(seg.times(), &[0, 1000, 2500, 40, 0, 0, 900]);
+        assert_eq!(
+            (seg.range(Section::Upper), seg.range(Section::Columns), seg.range(Section::Deep)),
+            (3..4, 4..6, 6..7)
+        );
+        assert_eq!((seg.hash(5), seg.hash(6)), ([34, 35, 36, 37], [40, 41, 42, 43]));
         assert_eq!(seg.stills(), &stills);
         assert!(segment_is_current(&path));
         // Cut short by one stretch: not a segment to search.

@@ -166,6 +166,13 @@ impl<'a> StillQuery<'a> {
         self.on_square(column::column_query_rects_of(&self.rects, self.canvas))
     }
 
+    /// Where the deep-crop tier's indexed middle would lie in the picture if it were a crop
+    /// keeping 70-80% of each side of the frame, anywhere in it (see
+    /// [`hash::deep_query_rects`]).
+    pub fn deep_cuts(&self) -> Vec<Cut> {
+        self.on_square(hash::deep_query_rects(hash::active_area(self.view())))
+    }
+
     /// The indexed centre window ([`hash::CROP_SCALE`] of the picture's first rectangle) as it
     /// lies in the picture turned by each of [`ROTATIONS`] either way about its centre, warped
     /// back to the frame square (see [`warp::warp_quads`]): a picture rotated a few degrees
@@ -402,6 +409,33 @@ mod tests {
             let best = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).min().unwrap();
             let crop = query.crop_cuts().iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).min().unwrap();
             assert!(best <= 24 && best + 16 <= crop, "{degrees} degrees: turned back {best} bits away, cropped {crop}");
+        }
+    }
+
+    #[test]
+    fn a_picture_cropped_to_three_quarters_anywhere_shows_the_indexed_middle_at_a_placement() {
+        let plain = picture(640, 360, 0);
+        let own = StillQuery::new(&plain);
+        let indexed = hash::hash_rect(own.view(), own.rects[0].centre(hash::DEEP_SCALE)).hash;
+        let flipped = plain.flipv();
+        let other = StillQuery::new(&flipped);
+        let far = hash::hash_rect(other.view(), other.rects[0].centre(hash::DEEP_SCALE)).hash;
+        for (fx, fy) in [(0.0, 0.0), (1.0, 0.3), (0.4, 1.0), (0.7, 0.6)] {
+            let (x, y) = ((160.0 * fx) as u32, (90.0 * fy) as u32);
+            let cropped = plain.crop_imm(x, y, 480, 270);
+            let query = StillQuery::new(&cropped);
+            let cuts = query.deep_cuts();
+            assert_eq!(cuts.len(), 13 * 13 * 2 + 10 * 10);
+            let dists: Vec<u32> = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).collect();
+            let best = *dists.iter().min().unwrap();
+            // Another picture's middle is no placement's match.
+            let other = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &far)).min().unwrap();
+            // The mosaic's hard cell edges make it a hard case: a placement 1.4 pixels of the
+            // square off its middle lies 59 bits from it (31-35 where one falls near it).
+            assert!(
+                best <= 60 && best + 30 <= other,
+                "crop at {x},{y}: middle {best} bits away, another picture's {other}"
+            );
         }
     }
 
