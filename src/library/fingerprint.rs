@@ -32,8 +32,8 @@ const UPPER_KEEP_BITS: u32 = 48;
 /// hour, all tiers): any window past 40 bits 90 / 80%, 8.7 MB; the median past 40, 90 / 80%,
 /// 6.6 MB; the fourth past 40, 70 / 75%, 5.0 MB; all five past 48, 70 / 65%, 3.8 MB.
 const COLUMN_KEEP_BITS: u32 = 40;
-/// The deep-crop tier ([`hash::DEEP_SCALE`]) keeps frames by the crop tier's rule: a
-/// fallback, searched only when every other tier found nothing.
+/// The deep-crop tier ([`hash::DEEP_SCALE`]) keeps frames by the crop tier's rule (its middle
+/// moves sooner than the crop tier's larger window: about 1.4 times the entries).
 const DEEP_KEEP_BITS: u32 = CROP_KEEP_BITS;
 
 /// Which frames of one section are kept, in decoding order: a frame whose hash moved more than

@@ -33,13 +33,13 @@ pub enum Section {
     /// together (entry `i` is window `i % COLUMNS` of its moment), the part of a frame a
     /// vertical repost keeps.
     Columns,
-    /// The deep-crop tier: the middle of each key frame ([`DEEP_SCALE`] of each side), the part
-    /// a screenshot cropped to a quarter of each side at any offset still shows whole.
+    /// The deep-crop tier: the middle of each key frame (half of each side, see
+    /// [`crate::library::picture::hash::DEEP_SCALE`]), which a screenshot cropped by a quarter
+    /// of each side, at any offset, still shows whole.
     Deep,
 }
 
 pub use crate::library::picture::column::COLUMNS;
-pub use crate::library::picture::hash::DEEP_SCALE;
 
 impl Section {
     pub const ALL: [Section; 5] = [Section::Frames, Section::Crops, Section::Upper, Section::Columns, Section::Deep];

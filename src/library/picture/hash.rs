@@ -481,9 +481,9 @@ pub fn crop_query_rects(img: GrayView<'_>) -> Vec<Rect> {
 const DEEP_QUERY_SCALES: &[(f32, usize)] = &[(0.7, 13), (0.75, 13), (0.8, 10)];
 
 /// Hypotheses for a deep crop: where the indexed middle ([`DEEP_SCALE`]) would lie in the
-/// picture's rectangle `area` if it kept 70-80% of each side of the frame, at any offset.
-pub fn deep_query_rects(area: Rect) -> Vec<Rect> {
-    window_placements(area, DEEP_SCALE, DEEP_QUERY_SCALES)
+/// picture if it kept 70-80% of each side of the frame, at any offset.
+pub fn deep_query_rects(img: GrayView<'_>) -> Vec<Rect> {
+    window_placements(active_area(img), DEEP_SCALE, DEEP_QUERY_SCALES)
 }
 
 /// Where a centred window holding `scale` of each side of the frame lies in `area`, for each

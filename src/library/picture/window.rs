@@ -254,7 +254,8 @@ pub fn find_windows(img: &RgbImage) -> Vec<Window> {
 /// across from it, is not enough).
 fn window_score(sides: [Option<f32>; 4]) -> Option<f32> {
     let inner: Vec<f32> = sides.iter().flatten().copied().collect();
-    let mean = inner.iter().sum::<f32>() / inner.len().max(1) as f32;
+    let sum: f32 = inner.iter().sum();
+    let mean = sum / inner.len().max(1) as f32;
     let fits = match inner.len() {
         4 => {
             let mut sorted = inner.clone();
@@ -264,7 +265,7 @@ fn window_score(sides: [Option<f32>; 4]) -> Option<f32> {
         2 | 3 => inner.iter().all(|&s| s >= MIN_MEAN),
         _ => false,
     };
-    let score = (inner.iter().sum::<f32>() + (4 - inner.len()) as f32 * CANVAS_SIDE) / 4.0;
+    let score = (sum + (4 - inner.len()) as f32 * CANVAS_SIDE) / 4.0;
     (fits && mean >= MIN_MEAN).then_some(score)
 }
 

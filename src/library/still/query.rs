@@ -170,7 +170,7 @@ impl<'a> StillQuery<'a> {
     /// keeping 70-80% of each side of the frame, anywhere in it (see
     /// [`hash::deep_query_rects`]).
     pub fn deep_cuts(&self) -> Vec<Cut> {
-        self.on_square(hash::deep_query_rects(hash::active_area(self.view())))
+        self.on_square(hash::deep_query_rects(self.view()))
     }
 
     /// The indexed centre window ([`hash::CROP_SCALE`] of the picture's first rectangle) as it
@@ -426,10 +426,10 @@ mod tests {
             let query = StillQuery::new(&cropped);
             let cuts = query.deep_cuts();
             assert_eq!(cuts.len(), 13 * 13 * 2 + 10 * 10);
-            let dists: Vec<u32> = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).collect();
-            let best = *dists.iter().min().unwrap();
+            let hashes: Vec<_> = cuts.iter().map(|c| c.hash().hash).collect();
+            let nearest = |to: &Hash| hashes.iter().map(|h| hash::hamming(h, to)).min().unwrap();
             // Another picture's middle is no placement's match.
-            let other = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &far)).min().unwrap();
+            let (best, other) = (nearest(&indexed), nearest(&far));
             // The mosaic's hard cell edges make it a hard case: a placement 1.4 pixels of the
             // square off its middle lies 59 bits from it (31-35 where one falls near it).
             assert!(
