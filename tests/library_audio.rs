@@ -140,6 +140,9 @@ async fn landmark_files_follow_their_video_and_silent_videos_have_none() {
     let silent = videos.iter().find(|v| v.path.ends_with("mute.mp4")).unwrap().clone();
     assert_eq!(silent.audio_landmarks, 0);
     assert!(!audio::landmarks_path(lib.dir(), silent.id).exists());
+    // Searched as a clip, it is the picture's alone: the soundtrack says nothing, and no error.
+    let heard = lib.search_audio(&mute).map(|hit| hit.is_none()).map_err(|e| format!("{e:#}"));
+    assert_eq!(heard, Ok(true));
     let file = audio::landmarks_path(lib.dir(), bunny.id);
     let bytes = std::fs::read(&file).unwrap();
     assert_eq!(bytes.len(), 32 + 8 * bunny.audio_landmarks as usize);

@@ -237,6 +237,8 @@ const SHARED_CASES: [&str; 9] = [
 /// The screen's corners in a `PHONE_TIGHT` photo (top left, top right, bottom right, bottom
 /// left), in shares of its size.
 const TIGHT_SCREEN: [(f32, f32); 4] = [(0.06, 0.05), (0.97, 0.01), (0.93, 0.93), (0.02, 0.97)];
+/// The same for a `PHONE_DARK` photo.
+const DARK_SCREEN: [(f32, f32); 4] = [(0.05, 0.04), (0.96, 0.02), (0.94, 0.94), (0.03, 0.97)];
 
 fn transforms() -> Vec<Transform> {
     let t = |name, filter, jpeg_quality, clips| Transform { name, filter, jpeg_quality, clips, background: None };
@@ -703,6 +705,7 @@ fn main() -> anyhow::Result<()> {
                     let truth = match t.filter {
                         PHONE_ROOM => Some(room_screen((img.width(), img.height()))),
                         PHONE_TIGHT => Some(TIGHT_SCREEN),
+                        PHONE_DARK => Some(DARK_SCREEN),
                         _ => None,
                     };
                     let screen = if let Some(truth) = truth {

@@ -49,7 +49,12 @@ impl LibraryIndex {
         if segments.is_empty() {
             return Ok(None);
         }
-        let seconds = budget.seconds(frames::probe_as(path, budget.format).map_or(0.0, |p| p.duration));
+        let probe = frames::probe_as(path, budget.format).ok();
+        // A clip without sound is the picture's alone (ffmpeg refuses to decode no stream).
+        if probe.as_ref().is_some_and(|p| !p.has_audio) {
+            return Ok(None);
+        }
+        let seconds = budget.seconds(probe.map_or(0.0, |p| p.duration));
         let (query, seconds) = fingerprint_file_within(path, QUERY_DENSITY, seconds, budget)?;
         Ok(self.match_audio(&segments, &query, seconds))
     }

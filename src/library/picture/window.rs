@@ -12,6 +12,12 @@
 //! that hold their step on the line or one beside it, and the best few are cut out and
 //! squeezed to the frame square as more query hypotheses. Like the screen tier, it only adds hypotheses to a still that found
 //! nothing close the ordinary way.
+//!
+//! A picture over a fine texture (a reaction video's scene over a pattern of single-pixel
+//! cells, a screen recording over noise) has no edge sharper than what is beside it: the
+//! texture steps as much from pixel to pixel. Its edge is where the texture stops. When no
+//! window has sharp edges, the lines are looked for again where the detail on one side of a
+//! pixel is [`TEXTURE_RATIO`] times the detail on the other.
 use image::{DynamicImage, RgbImage};
 
 /// The picture is looked at from a copy with at most this many pixels a side.
@@ -23,6 +29,16 @@ const MIN_STEP: i32 = 10;
 /// side of it: a window's edge is sharper than the texture of the content on both sides.
 const RATIO_NUM: i32 = 3;
 const RATIO_DEN: i32 = 2;
+/// A pixel is where a texture ends when the mean detail (the larger step across it either
+/// way) over the [`TEXTURE_DEPTH`] pixels beyond its neighbour on one side is at least
+/// [`TEXTURE_DETAIL`] gray levels and [`TEXTURE_RATIO`] times that on the other side.
+const TEXTURE_DEPTH: usize = 4;
+/// See [`TEXTURE_DEPTH`].
+const TEXTURE_DETAIL: u32 = 20;
+/// See [`TEXTURE_DEPTH`]. At 3, a dark film's scene over a reaction video's cells holds
+/// 81-100% of its sides where no sharp edge held any; at 2, windows were found in bright
+/// frames of three of five films with no window in them.
+const TEXTURE_RATIO: u32 = 3;
 /// A candidate line holds its edge along at least this share of a stretch of
 /// [`STRETCH`] of the picture's height (width).
 const LINE_SHARE: f32 = 0.6;
@@ -94,25 +110,25 @@ struct Lines {
     pair: Vec<u32>,
 }
 
+/// What makes a pixel part of a window's edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum EdgeKind {
+    /// The picture steps across it more sharply than beside it.
+    Sharp,
+    /// A texture ends there (see [`TEXTURE_DEPTH`]).
+    TextureEnd,
+}
+
 impl Lines {
     /// Vertical lines (`vertical`: columns, each pixel judged across its row) or horizontal
-    /// ones (rows, judged across their column). A pixel is on an edge when the step across
-    /// it is at least [`MIN_STEP`] and [`RATIO_NUM`]`/`[`RATIO_DEN`] times the steps across the
-    /// pixels two away on either side (the step over the two pixels beside it).
-    fn of(img: &RgbImage, vertical: bool) -> Lines {
+    /// ones (rows, judged across their column), their pixels on an edge of `kind`.
+    fn of(img: &RgbImage, vertical: bool, kind: EdgeKind) -> Lines {
         let (w, h) = (img.width() as usize, img.height() as usize);
-        let step = steps(img, vertical);
         let (count, len) = if vertical { (w, h) } else { (h, w) };
-        // Pixel `i` of line `line`, and the pixels two away across the line.
-        let at = |line: usize, i: usize| if vertical { i * w + line } else { line * w + i };
-        let mut edges = vec![false; count * len];
-        for line in 3..count.saturating_sub(3) {
-            for i in 0..len {
-                let across = step[at(line, i)] as i32;
-                let beside = step[at(line - 2, i)].max(step[at(line + 2, i)]) as i32;
-                edges[line * len + i] = across >= MIN_STEP && across * RATIO_DEN >= RATIO_NUM * beside;
-            }
-        }
+        let edges = match kind {
+            EdgeKind::Sharp => sharp_edges(img, vertical),
+            EdgeKind::TextureEnd => texture_ends(img, vertical),
+        };
         let mut sums = vec![0u32; count * (len + 1)];
         let mut pair = vec![0u32; count * (len + 1)];
         for line in 0..count {
@@ -178,14 +194,64 @@ impl Lines {
     }
 }
 
+/// Pixel `i` of line `line` (a column when `vertical`) of a `w`-wide picture, row-major.
+fn pixel_at(vertical: bool, w: usize, line: usize, i: usize) -> usize {
+    if vertical { i * w + line } else { line * w + i }
+}
+
+/// Whether each pixel of each line (`edges[line * len + i]`) is on a sharp edge: the step
+/// across it is at least [`MIN_STEP`] and [`RATIO_NUM`]`/`[`RATIO_DEN`] times the steps
+/// across the pixels two away on either side (the step over the two pixels beside it).
+fn sharp_edges(img: &RgbImage, vertical: bool) -> Vec<bool> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let step = steps(img, vertical);
+    let (count, len) = if vertical { (w, h) } else { (h, w) };
+    let at = |line: usize, i: usize| pixel_at(vertical, w, line, i);
+    let mut edges = vec![false; count * len];
+    for line in 3..count.saturating_sub(3) {
+        for i in 0..len {
+            let across = step[at(line, i)] as i32;
+            let beside = step[at(line - 2, i)].max(step[at(line + 2, i)]) as i32;
+            edges[line * len + i] = across >= MIN_STEP && across * RATIO_DEN >= RATIO_NUM * beside;
+        }
+    }
+    edges
+}
+
+/// Whether each pixel of each line is where a texture ends (see [`TEXTURE_DEPTH`]): the
+/// detail of the [`TEXTURE_DEPTH`] lines beyond the one before it against that of the same
+/// number beyond the one after it.
+fn texture_ends(img: &RgbImage, vertical: bool) -> Vec<bool> {
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    let detail: Vec<u32> = steps(img, true).iter().zip(steps(img, false)).map(|(&a, b)| u32::from(a.max(b))).collect();
+    let (count, len) = if vertical { (w, h) } else { (h, w) };
+    let at = |line: usize, i: usize| pixel_at(vertical, w, line, i);
+    let mut edges = vec![false; count * len];
+    for line in TEXTURE_DEPTH + 2..count.saturating_sub(TEXTURE_DEPTH + 2) {
+        for i in 0..len {
+            let before: u32 = (line - 1 - TEXTURE_DEPTH..line - 1).map(|l| detail[at(l, i)]).sum();
+            let after: u32 = (line + 2..line + 2 + TEXTURE_DEPTH).map(|l| detail[at(l, i)]).sum();
+            let (busy, quiet) = (before.max(after), before.min(after));
+            edges[line * len + i] = busy >= TEXTURE_DETAIL * TEXTURE_DEPTH as u32 && busy >= TEXTURE_RATIO * quiet;
+        }
+    }
+    edges
+}
+
 /// The windows of `img`, best first, at most [`MAX_WINDOWS`], no two with every edge within
-/// [`NEAR`] of each other's.
+/// [`NEAR`] of each other's: those with sharp edges, else those where a texture ends.
 pub fn find_windows(img: &RgbImage) -> Vec<Window> {
+    let sharp = windows_by(img, EdgeKind::Sharp);
+    if sharp.is_empty() { windows_by(img, EdgeKind::TextureEnd) } else { sharp }
+}
+
+/// The windows of `img` whose sides hold edges of `kind` (see [`find_windows`]).
+fn windows_by(img: &RgbImage, kind: EdgeKind) -> Vec<Window> {
     let (w, h) = (img.width() as usize, img.height() as usize);
     if w < 64 || h < 64 {
         return Vec::new();
     }
-    let (columns, rows) = (Lines::of(img, true), Lines::of(img, false));
+    let (columns, rows) = (Lines::of(img, true, kind), Lines::of(img, false, kind));
     // The canvas's own sides close a window too (see [`CANVAS_SIDE`]): its first pixel and
     // the one past its last.
     let with_canvas = |mut lines: Vec<usize>, len: usize| {
@@ -373,6 +439,31 @@ mod tests {
         assert!(window_score([None, None, Some(1.0), None]).is_none());
         // A window with an edge all round outranks one on the canvas.
         assert!(window_score([Some(0.9); 4]) > window_score([None, Some(0.9), Some(0.9), None]));
+    }
+
+    /// Cells of one pixel, each dark or bright at random (a reaction video's background).
+    fn cells(w: usize, h: usize) -> Vec<u8> {
+        (0..w * h).map(|i| if (i as u32).wrapping_mul(2_654_435_761) >> 31 == 1 { 200 } else { 40 }).collect()
+    }
+
+    #[test]
+    fn a_smooth_picture_over_fine_cells_is_found_where_the_cells_stop() {
+        // A dark, smooth 240 x 135 picture 5 pixels in from the top left corner: the cells step
+        // across every pixel as much as the picture's edge does.
+        let (w, h) = (480, 270);
+        let mut px = cells(w, h);
+        for y in 0..135 {
+            for x in 0..240 {
+                px[(5 + y) * w + 5 + x] = (50.0 + 30.0 * (x as f32 * 0.03).sin() + y as f32 * 0.2) as u8;
+            }
+        }
+        let img = rgb(w, h, &px);
+        assert!(windows_by(&img, EdgeKind::Sharp).is_empty());
+        let found = find_windows(&img);
+        let best = found.first().expect("the window is found");
+        assert!(best.left.abs_diff(5) <= 2 && best.right.abs_diff(245) <= 2, "{best:?}");
+        assert!(best.top.abs_diff(5) <= 2 && best.bottom.abs_diff(140) <= 2, "{best:?}");
+        assert!(find_windows(&rgb(w, h, &cells(w, h))).is_empty());
     }
 
     #[test]
