@@ -252,12 +252,17 @@ pub fn landmarks(samples: &[i16], density: Density) -> Vec<Landmark> {
 /// Returns the landmarks and the seconds of sound decoded; a file without an audio stream
 /// gives none.
 pub fn fingerprint_file(path: &Path, density: Density) -> anyhow::Result<(Vec<Landmark>, f64)> {
-    let seconds =
-        crate::library::frames::probe(path).map_or(crate::library::frames::MAX_QUERY_SECONDS, |p| p.duration + 1.0);
+    let probe = crate::library::frames::probe(path).ok();
+    if probe.as_ref().is_some_and(|p| !p.has_audio) {
+        return Ok((Vec::new(), 0.0));
+    }
+    let seconds = probe.map_or(crate::library::frames::MAX_QUERY_SECONDS, |p| p.duration + 1.0);
     fingerprint_file_within(path, density, seconds, &crate::library::frames::Budget::default())
 }
 
-/// [`fingerprint_file`] reading at most `seconds` of sound, stopped by the budget's token.
+/// [`fingerprint_file`] reading at most `seconds` of sound, stopped by the budget's token. A
+/// file without an audio stream is an error here (ffmpeg has no stream to write): callers
+/// that probed the file already skip it.
 pub fn fingerprint_file_within(
     path: &Path,
     density: Density,

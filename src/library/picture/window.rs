@@ -120,15 +120,23 @@ enum EdgeKind {
 }
 
 impl Lines {
-    /// Vertical lines (`vertical`: columns, each pixel judged across its row) or horizontal
-    /// ones (rows, judged across their column), their pixels on an edge of `kind`.
-    fn of(img: &RgbImage, vertical: bool, kind: EdgeKind) -> Lines {
+    /// The columns and the rows of `img` (each column's pixels judged across their row, each
+    /// row's across their column), their pixels on an edge of `kind`.
+    fn both_ways(img: &RgbImage, kind: EdgeKind) -> (Lines, Lines) {
         let (w, h) = (img.width() as usize, img.height() as usize);
-        let (count, len) = if vertical { (w, h) } else { (h, w) };
-        let edges = match kind {
-            EdgeKind::Sharp => sharp_edges(img, vertical),
-            EdgeKind::TextureEnd => texture_ends(img, vertical),
+        let (columns, rows) = match kind {
+            EdgeKind::Sharp => (sharp_edges(img, true), sharp_edges(img, false)),
+            EdgeKind::TextureEnd => {
+                let detail = detail(img);
+                (texture_ends(&detail, w, true), texture_ends(&detail, w, false))
+            }
         };
+        (Lines::of(&columns, w, h), Lines::of(&rows, h, w))
+    }
+
+    /// `count` lines of `len` pixels from whether each pixel is on an edge
+    /// (`edges[line * len + i]`).
+    fn of(edges: &[bool], count: usize, len: usize) -> Lines {
         let mut sums = vec![0u32; count * (len + 1)];
         let mut pair = vec![0u32; count * (len + 1)];
         for line in 0..count {
@@ -218,12 +226,18 @@ fn sharp_edges(img: &RgbImage, vertical: bool) -> Vec<bool> {
     edges
 }
 
-/// Whether each pixel of each line is where a texture ends (see [`TEXTURE_DEPTH`]): the
-/// detail of the [`TEXTURE_DEPTH`] lines beyond the one before it against that of the same
-/// number beyond the one after it.
-fn texture_ends(img: &RgbImage, vertical: bool) -> Vec<bool> {
-    let (w, h) = (img.width() as usize, img.height() as usize);
-    let detail: Vec<u32> = steps(img, true).iter().zip(steps(img, false)).map(|(&a, b)| u32::from(a.max(b))).collect();
+/// The detail at every pixel of `img`: the larger of the steps across it along its row and
+/// along its column. Row-major.
+fn detail(img: &RgbImage) -> Vec<u32> {
+    steps(img, true).iter().zip(steps(img, false)).map(|(&a, b)| u32::from(a.max(b))).collect()
+}
+
+/// Whether each pixel of each line (columns when `vertical`) of a `w`-wide picture whose
+/// [`detail`] is `detail` is where a texture ends (see [`TEXTURE_DEPTH`]): the detail of the
+/// [`TEXTURE_DEPTH`] lines beyond the one before it against that of the same number beyond
+/// the one after it.
+fn texture_ends(detail: &[u32], w: usize, vertical: bool) -> Vec<bool> {
+    let h = detail.len() / w;
     let (count, len) = if vertical { (w, h) } else { (h, w) };
     let at = |line: usize, i: usize| pixel_at(vertical, w, line, i);
     let mut edges = vec![false; count * len];
@@ -251,7 +265,7 @@ fn windows_by(img: &RgbImage, kind: EdgeKind) -> Vec<Window> {
     if w < 64 || h < 64 {
         return Vec::new();
     }
-    let (columns, rows) = (Lines::of(img, true, kind), Lines::of(img, false, kind));
+    let (columns, rows) = Lines::both_ways(img, kind);
     // The canvas's own sides close a window too (see [`CANVAS_SIDE`]): its first pixel and
     // the one past its last.
     let with_canvas = |mut lines: Vec<usize>, len: usize| {
