@@ -71,8 +71,7 @@ impl LibraryIndex {
         {
             let near = self.entries_near(video_id, t, section);
             let (cuts, hashes) = hash_cuts(cuts, false);
-            let nearest =
-                cuts.iter().zip(&hashes).map(|(c, f)| (closest(&near, &f.narrow()), c.rect)).min_by_key(|x| x.0);
+            let nearest = cuts.iter().zip(&hashes).map(|(c, f)| (closest(&near, f), c.rect)).min_by_key(|x| x.0);
             out.extend(nearest.map(|(d, r)| (format!("{name} {}", label(&r)), d)));
         }
         out

@@ -197,11 +197,7 @@ impl ClipSearch<'_> {
             ClipTier::Column => {
                 let rects =
                     column::column_query_rects_of(&hash::query_rects(view), (self.probe.width, self.probe.height));
-                rects
-                    .into_iter()
-                    .map(|r| hash::hash_rect(view, r).narrow())
-                    .filter(|f| f.quality >= MIN_QUALITY)
-                    .collect()
+                rects.into_iter().map(|r| hash::hash_rect(view, r)).filter(|f| f.quality >= MIN_QUALITY).collect()
             }
             ClipTier::Frame | ClipTier::Inset => hash::query_hashes(view),
         }

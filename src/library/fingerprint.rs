@@ -168,12 +168,11 @@ pub fn fingerprint_video(
             if upper.quality >= MIN_QUALITY && keep_uppers.keeps(&upper.hash, t) {
                 out.uppers.push((upper.hash, ms));
             }
-            // What the narrow tiers keep is chosen on the whole hash (see `Section::is_narrow`).
             if keep_columns.keeps(&columns, t) {
-                out.columns.extend(columns.iter().map(|h| (hash::narrow(h), ms)));
+                out.columns.extend(columns.iter().map(|h| (*h, ms)));
             }
             if deep.quality >= MIN_QUALITY && keep_deeps.keeps(&deep.hash, t) {
-                out.deeps.push((hash::narrow(&deep.hash), ms));
+                out.deeps.push((deep.hash, ms));
             }
         }
     };

@@ -177,10 +177,7 @@ impl StillSearch<'_> {
         let mut tried = Vec::new();
         for (tier, groups) in fallbacks {
             for cuts in groups() {
-                let (cuts, mut found) = hash_cuts(cuts, tier.drops_flat());
-                if tier.section().is_narrow() {
-                    found.iter_mut().for_each(|f| *f = f.narrow());
-                }
+                let (cuts, found) = hash_cuts(cuts, tier.drops_flat());
                 tried.push(self.scan(tier, cuts, found)?);
             }
         }

@@ -44,15 +44,6 @@ pub use crate::library::picture::column::COLUMNS;
 impl Section {
     pub const ALL: [Section; 5] = [Section::Frames, Section::Crops, Section::Upper, Section::Columns, Section::Deep];
 
-    /// Whether the section keeps [`narrow`](crate::library::picture::hash::narrow) hashes: the
-    /// 128 lowest frequencies of each window, half the storage of a whole hash. The column and
-    /// deep-crop tiers are most of the index's entries and every hit of theirs is looked at
-    /// before it stands; measured, their answers keep within the targets (see the
-    /// README's "Index size"). Queries of these sections are narrowed alike.
-    pub fn is_narrow(self) -> bool {
-        matches!(self, Section::Columns | Section::Deep)
-    }
-
     /// The name a backend may give the section's collection or partition.
     pub fn name(self) -> &'static str {
         match self {

@@ -31,9 +31,8 @@ use crate::library::picture::hash::Hash;
 pub const MARK: u32 = 0x0fff_ffff;
 /// The row layout's version, in the mark (a change re-indexes, as segment versions do).
 /// Version 2 adds the column tier (partition `columns`), version 3 the deep-crop tier
-/// (partition `deep`), version 4 keeps those two tiers' hashes narrow (see
-/// `Section::is_narrow`; Milvus still stores them as 256-bit vectors).
-pub const FORMAT: u32 = 4;
+/// (partition `deep`).
+pub const FORMAT: u32 = 3;
 /// The `meta` partition's place in [`crate::library::milvus::PARTITIONS`].
 const META: usize = 3;
 /// The tiers' partitions.

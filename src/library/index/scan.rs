@@ -6,8 +6,7 @@
 //! is 80 MB of memory traffic, read once for all query hashes) and looks at the other 192 bits
 //! only when the first 64 are within [`PREFILTER`]. A random 64-bit word is that close with
 //! probability ~0.2%, so the second stage's scattered reads stay rare; the benchmark measures
-//! what the prefilter costs in recall. A narrow section's entries (see [`Section::is_narrow`])
-//! have one word after the first: their distance is twice that of their two words.
+//! what the prefilter costs in recall.
 use rayon::prelude::*;
 
 pub use crate::library::index::entries::Section;
@@ -56,8 +55,7 @@ pub fn scan(
     let mut hits: Vec<Hit> = work
         .par_iter()
         .fold(Vec::new, |mut acc, &(s, start, end)| {
-            let (pre, narrow) = (max_d.min(prefilter), section.is_narrow());
-            scan_range(segments[s], s as u32, (start, end), queries, (pre, max_d), narrow, &mut acc);
+            scan_range(segments[s], s as u32, start, end, queries, max_d.min(prefilter), max_d, &mut acc);
             if acc.len() > cap * 4 {
                 acc.sort_unstable_by_key(|h| h.dist);
                 acc.truncate(cap);
@@ -73,48 +71,54 @@ pub fn scan(
     hits
 }
 
+#[allow(clippy::too_many_arguments)]
 fn scan_range(
     seg: &Segment,
     s: u32,
-    (start, end): (usize, usize),
+    start: usize,
+    end: usize,
     queries: &[Hash],
-    (pre, max_d): (u32, u32),
-    narrow: bool,
+    pre: u32,
+    max_d: u32,
     out: &mut Vec<Hit>,
 ) {
     #[cfg(target_arch = "x86_64")]
     {
         if std::arch::is_x86_feature_detected!("popcnt") {
             // Safety: the CPU supports popcnt, checked just above.
-            unsafe { scan_range_popcnt(seg, s, (start, end), queries, (pre, max_d), narrow, out) };
+            unsafe { scan_range_popcnt(seg, s, start, end, queries, pre, max_d, out) };
             return;
         }
     }
-    scan_range_generic(seg, s, (start, end), queries, (pre, max_d), narrow, out)
+    scan_range_generic(seg, s, start, end, queries, pre, max_d, out)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn scan_range_popcnt(
     seg: &Segment,
     s: u32,
-    (start, end): (usize, usize),
+    start: usize,
+    end: usize,
     queries: &[Hash],
-    (pre, max_d): (u32, u32),
-    narrow: bool,
+    pre: u32,
+    max_d: u32,
     out: &mut Vec<Hit>,
 ) {
-    scan_range_generic(seg, s, (start, end), queries, (pre, max_d), narrow, out)
+    scan_range_generic(seg, s, start, end, queries, pre, max_d, out)
 }
 
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 fn scan_range_generic(
     seg: &Segment,
     s: u32,
-    (start, end): (usize, usize),
+    start: usize,
+    end: usize,
     queries: &[Hash],
-    (pre, max_d): (u32, u32),
-    narrow: bool,
+    pre: u32,
+    max_d: u32,
     out: &mut Vec<Hit>,
 ) {
     let first = &seg.first_words()[start..end];
@@ -131,15 +135,11 @@ fn scan_range_generic(
                 let j = pass.trailing_zeros() as usize;
                 pass &= pass - 1;
                 let i = base + j;
-                let d0 = (block[j] ^ query[0]).count_ones();
-                let d = if narrow {
-                    2 * (d0 + (seg.second_word(i) ^ query[1]).count_ones())
-                } else {
-                    let r = &rest[i];
-                    d0 + (r[0] ^ query[1]).count_ones()
-                        + (r[1] ^ query[2]).count_ones()
-                        + (r[2] ^ query[3]).count_ones()
-                };
+                let r = &rest[i];
+                let d = (block[j] ^ query[0]).count_ones()
+                    + (r[0] ^ query[1]).count_ones()
+                    + (r[1] ^ query[2]).count_ones()
+                    + (r[2] ^ query[3]).count_ones();
                 if d <= max_d {
                     out.push(Hit { query: q as u16, segment: s, entry: i as u32, dist: d as u16 });
                 }
@@ -154,7 +154,6 @@ mod tests {
     use crate::library::index::entries::VideoEntries;
     use crate::library::index::fake::{flipped, flipped_first_word, random_hash};
     use crate::library::index::store::write_segment;
-    use crate::library::picture::hash::{self, narrow};
 
     /// A segment of `frames` whole-frame entries (hash `seed + k`) and 50 crop-tier ones,
     /// written to `dir`.
@@ -204,27 +203,6 @@ mod tests {
         assert_eq!(got, vec![(2, 0, 30, 0), (1, 0, 20, 3), (0, 1, 10, 9)]);
         let capped = scan(&[&a, &b], Section::Frames, &queries, 70, PREFILTER, 2);
         assert_eq!(capped.iter().map(|h| h.dist).collect::<Vec<_>>(), vec![0, 3]);
-    }
-
-    #[test]
-    fn a_narrow_section_counts_its_two_words_twice() {
-        let dir = tempfile::tempdir().unwrap();
-        let frames: Vec<(Hash, u32)> = (0..20).map(|k| (random_hash(k), k as u32 * 40)).collect();
-        let columns: Vec<(Hash, u32)> = (0..20).map(|k| (narrow(&random_hash(500 + k)), k as u32 * 200)).collect();
-        let path = dir.path().join("3.seg");
-        write_segment(&path, 3, &VideoEntries { frames: &frames, columns: &columns, ..Default::default() }).unwrap();
-        let seg = Segment::open(&path).unwrap();
-        // 5 bits off in the first two words of a column entry: 10 on the whole hash's scale.
-        let mut query = columns[6].0;
-        query[0] ^= 0b111;
-        query[1] ^= 0b11;
-        let hits = scan(&[&seg], Section::Columns, &[narrow(&query)], 70, PREFILTER, 10);
-        assert_eq!(hits.iter().map(|h| (h.entry, h.dist)).collect::<Vec<_>>(), vec![(26, 10)]);
-        assert_eq!(hash::hamming(&seg.hash(26), &narrow(&query)), 10, "the timeline reads the same distance");
-        assert!(scan(&[&seg], Section::Columns, &[narrow(&query)], 9, PREFILTER, 10).is_empty());
-        // A whole-frame entry is still compared by all four words.
-        let hits = scan(&[&seg], Section::Frames, &[flipped(frames[4].0, 13)], 70, PREFILTER, 10);
-        assert_eq!(hits.iter().map(|h| (h.entry, h.dist)).collect::<Vec<_>>(), vec![(4, 13)]);
     }
 
     #[test]

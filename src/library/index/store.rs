@@ -21,10 +21,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::library::index::entries::{Section, VideoEntries};
 
-/// Version 7 keeps one word after the first of each narrow section's entry (the column and
-/// deep-crop tiers, see [`Section::is_narrow`]) where earlier versions keep three: their other
-/// words follow the wide sections' three. Read from an earlier version, those tiers' entries
-/// are narrowed as they are read, so every segment compares alike.
 /// Version 6 adds the deep-crop tier (its count in header bytes 32..36 of a 40-byte header, its
 /// entries after the column tier's) to version 5. Version 5 adds the column tier (its count in header bytes 28..32, its entries after the
 /// upper tier's) to version 4. Version 4 adds the static stretches (their count in header bytes 24..28, the stretches
@@ -34,8 +30,7 @@ use crate::library::index::entries::{Section, VideoEntries};
 /// and for version 2 without the upper tier) but are not current, so the next `add`
 /// re-indexes them. Version-1 segments are not comparable and get re-indexed before they are
 /// searched.
-const MAGIC: &[u8; 8] = b"RFLIBSG7";
-const V6_MAGIC: &[u8; 8] = b"RFLIBSG6";
+const MAGIC: &[u8; 8] = b"RFLIBSG6";
 const V5_MAGIC: &[u8; 8] = b"RFLIBSG5";
 const V4_MAGIC: &[u8; 8] = b"RFLIBSG4";
 const V3_MAGIC: &[u8; 8] = b"RFLIBSG3";
@@ -232,18 +227,14 @@ pub fn write_segment(path: &Path, id: u32, entries: &VideoEntries<'_>) -> anyhow
         header[32..36].copy_from_slice(&(deeps.len() as u32).to_le_bytes());
         out.write_all(&header)?;
         let entries = || frames.iter().chain(crops).chain(uppers).chain(columns).chain(deeps);
-        // First words of every entry, then the wide sections' other three words, then the
-        // narrow sections' second words (see `scan` and `Section::is_narrow`).
+        // First words of every entry, then the other three words (see `scan`).
         for (h, _) in entries() {
             out.write_all(&h[0].to_le_bytes())?;
         }
-        for (h, _) in frames.iter().chain(crops).chain(uppers) {
+        for (h, _) in entries() {
             for w in &h[1..] {
                 out.write_all(&w.to_le_bytes())?;
             }
-        }
-        for (h, _) in columns.iter().chain(deeps) {
-            out.write_all(&h[1].to_le_bytes())?;
         }
         for (_, t) in entries() {
             out.write_all(&t.to_le_bytes())?;
@@ -277,9 +268,6 @@ pub struct Segment {
     pub n_stills: usize,
     /// The header's length (by version).
     header: usize,
-    /// Entries stored with three words after the first (all before version 7); the rest are
-    /// stored with one.
-    wide: usize,
     map: Mmap,
 }
 
@@ -293,8 +281,7 @@ impl Segment {
             bail!("{} was written by an older version of the index; it needs re-indexing", path.display());
         }
         let version = match map.get(..8) {
-            Some(m) if m == MAGIC => 7,
-            Some(m) if m == V6_MAGIC => 6,
+            Some(m) if m == MAGIC => 6,
             Some(m) if m == V5_MAGIC => 5,
             Some(m) if m == V4_MAGIC => 4,
             Some(m) if m == V3_MAGIC => 3,
@@ -312,13 +299,12 @@ impl Segment {
         let n_columns = if version >= 5 { word(28) } else { 0 };
         let n_deep = if version >= 6 { word(32) } else { 0 };
         let n = n_frames + n_crop + n_upper + n_columns + n_deep;
-        let wide = if version >= 7 { n_frames + n_crop + n_upper } else { n };
-        if map.len() != header + n * 12 + wide * 24 + (n - wide) * 8 + n_stills * 8 {
+        if map.len() != header + n * 36 + n_stills * 8 {
             bail!("{} is truncated", path.display());
         }
         #[cfg(unix)]
         let _ = map.advise(memmap2::Advice::WillNeed);
-        Ok(Self { video_id, n_frames, n_crop, n_upper, n_columns, n_deep, n_stills, header, wide, map })
+        Ok(Self { video_id, n_frames, n_crop, n_upper, n_columns, n_deep, n_stills, header, map })
     }
 
     pub fn len(&self) -> usize {
@@ -349,52 +335,25 @@ impl Segment {
         bytemuck::cast_slice(&self.map[self.header..self.header + self.len() * 8])
     }
 
-    /// Words 1..4 of the entries stored wide (the first [`Self::wide`] of them).
+    /// Words 1..4 of every entry.
     pub fn rest_words(&self) -> &[[u64; 3]] {
         let start = self.header + self.len() * 8;
-        bytemuck::cast_slice(&self.map[start..start + self.wide * 24])
+        bytemuck::cast_slice(&self.map[start..start + self.len() * 24])
     }
 
-    /// Word 1 of the entries stored narrow (those after the first [`Self::wide`]).
-    fn narrow_words(&self) -> &[u64] {
-        let start = self.header + self.len() * 8 + self.wide * 24;
-        bytemuck::cast_slice(&self.map[start..start + (self.len() - self.wide) * 8])
-    }
-
-    /// How many entries, from the first, are stored with all four words.
-    pub fn wide(&self) -> usize {
-        self.wide
-    }
-
-    /// Word 1 of entry `i`, however it is stored.
-    #[inline]
-    pub fn second_word(&self, i: usize) -> u64 {
-        if i < self.wide { self.rest_words()[i][0] } else { self.narrow_words()[i - self.wide] }
-    }
-
-    /// Entry `i`'s hash; narrowed in a narrow section (see [`Section::is_narrow`]), whatever
-    /// the version stored.
     pub fn hash(&self, i: usize) -> crate::library::picture::hash::Hash {
-        let first = self.first_words()[i];
-        if i >= self.n_frames + self.n_crop + self.n_upper {
-            return [first, self.second_word(i), first, self.second_word(i)];
-        }
         let r = self.rest_words()[i];
-        [first, r[0], r[1], r[2]]
-    }
-
-    fn times_start(&self) -> usize {
-        self.header + self.len() * 8 + self.wide * 24 + (self.len() - self.wide) * 8
+        [self.first_words()[i], r[0], r[1], r[2]]
     }
 
     pub fn times(&self) -> &[u32] {
-        let start = self.times_start();
+        let start = self.header + self.len() * 32;
         bytemuck::cast_slice(&self.map[start..start + self.len() * 4])
     }
 
     /// The static stretches, `[from, to]` ms, in order (none in a segment older than version 4).
     pub fn stills(&self) -> &[[u32; 2]] {
-        let start = self.times_start() + self.len() * 4;
+        let start = self.header + self.len() * 36;
         bytemuck::cast_slice(&self.map[start..start + self.n_stills * 8])
     }
 
@@ -462,38 +421,13 @@ mod tests {
             (seg.range(Section::Upper), seg.range(Section::Columns), seg.range(Section::Deep)),
             (3..4, 4..6, 6..7)
         );
-        // The narrow tiers keep their first two words, read twice.
-        assert_eq!((seg.hash(5), seg.hash(6)), ([34, 35, 34, 35], [40, 41, 40, 41]));
-        assert_eq!(seg.bytes(), HEADER + 4 * 36 + 3 * 20 + 2 * 8);
+        assert_eq!((seg.hash(5), seg.hash(6)), ([34, 35, 36, 37], [40, 41, 42, 43]));
         assert_eq!(seg.stills(), &stills);
         assert!(segment_is_current(&path));
         // Cut short by one stretch: not a segment to search.
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 8]).unwrap();
         assert!(Segment::open(&path).is_err());
-    }
-
-    #[test]
-    fn a_version_6_segment_is_searched_with_its_narrow_tiers_narrowed_as_read() {
-        // Version 6: every entry's four words (first words, then the other three), a column
-        // entry and a deep-crop entry after one whole frame.
-        let dir = tempfile::tempdir().unwrap();
-        let hashes: [[u64; 4]; 3] = [[1, 2, 3, 4], [10, 11, 12, 13], [20, 21, 22, 23]];
-        let mut bytes = V6_MAGIC.to_vec();
-        for n in [1u32, 0, 9, 0, 0, 1, 1, 0] {
-            bytes.extend(n.to_le_bytes());
-        }
-        bytes.extend(hashes.iter().flat_map(|h| h[0].to_le_bytes()));
-        bytes.extend(hashes.iter().flat_map(|h| h[1..].iter().flat_map(|w| w.to_le_bytes())));
-        bytes.extend([0u32, 0, 500].iter().flat_map(|t| t.to_le_bytes()));
-        let path = dir.path().join("9.seg");
-        std::fs::write(&path, &bytes).unwrap();
-        let seg = Segment::open(&path).unwrap();
-        assert!(!segment_is_current(&path), "re-indexed by the next add");
-        assert_eq!((seg.n_frames, seg.n_columns, seg.n_deep, seg.wide()), (1, 1, 1, 3));
-        assert_eq!(seg.hash(0), [1, 2, 3, 4]);
-        assert_eq!((seg.hash(1), seg.hash(2)), ([10, 11, 10, 11], [20, 21, 20, 21]));
-        assert_eq!(seg.times(), &[0, 0, 500]);
     }
 
     #[test]

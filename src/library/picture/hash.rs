@@ -25,15 +25,6 @@ pub fn hamming(a: &Hash, b: &Hash) -> u32 {
 
 pub use crate::library::picture::{GrayView, Rect};
 
-/// `h` cut to its 128 lowest frequencies (words 0 and 1, see `bit_order`) and written twice:
-/// the form the index's narrow sections keep (see `Section::is_narrow`). Two narrow hashes
-/// are [`hamming`] twice their 128-bit distance apart, on the whole hash's scale, so the
-/// tiers' thresholds read alike.
-#[inline]
-pub fn narrow(h: &Hash) -> Hash {
-    [h[0], h[1], h[0], h[1]]
-}
-
 /// The hash of one picture with its mirror twin and a quality score.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameHash {
@@ -42,13 +33,6 @@ pub struct FrameHash {
     pub mirror: Hash,
     /// 0..=100; below [`MIN_QUALITY`] the picture is too flat to say anything.
     pub quality: u8,
-}
-
-impl FrameHash {
-    /// Both hashes [`narrow`]ed.
-    pub fn narrow(self) -> Self {
-        FrameHash { hash: narrow(&self.hash), mirror: narrow(&self.mirror), quality: self.quality }
-    }
 }
 
 /// Pictures with less texture than this are not hashed reliably (black frames, fades).
