@@ -65,7 +65,6 @@ impl LibraryIndex {
         tier("upper", query.upper_cuts(), &uppers_near);
         let crops_near = self.entries_near(video_id, t, Section::Crops);
         tier("rotation", query.rotation_cuts(), &crops_near);
-        tier("turned", query.turned_cuts(), &frames_near);
         // The column and deep-crop tiers' placements are dozens: only the nearest.
         for (name, section, cuts) in
             [("column", Section::Columns, query.column_cuts()), ("deep crop", Section::Deep, query.deep_cuts())]

@@ -90,10 +90,6 @@ pub enum Tier {
     /// Where the indexed middle of a frame would lie in a picture cropped to about three
     /// quarters of each side, against the indexed middles.
     Deep,
-    /// A slightly rotated picture turned back whole by each of a few angles (its lost corners
-    /// filled from its edges), against whole frames: they are kept far more often than the
-    /// centre windows, so the moment is found nearer its time.
-    Turned,
 }
 
 /// One row of [`TIERS`].
@@ -129,7 +125,7 @@ pub struct TierRule {
 ///   one lands on an unrelated frame whose coarse light agrees (a frame of a diver taken for a
 ///   flat cartoon frame by the shape tier at 62 bits looked 0.83 alike as a whole and 0.53 by
 ///   blocks).
-pub const TIERS: [TierRule; 11] = [
+pub const TIERS: [TierRule; 10] = [
     rule(Tier::Frame, "frame", Section::Frames, STILL_ACCEPT, STILL_ACCEPT, false, false),
     rule(Tier::Crop, "crop", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
     rule(Tier::Upper, "upper", Section::Upper, GUESS_ACCEPT, CLOSE, true, true),
@@ -140,7 +136,6 @@ pub const TIERS: [TierRule; 11] = [
     rule(Tier::Column, "column", Section::Columns, GUESS_ACCEPT, CLOSE, true, true),
     rule(Tier::Rotation, "rotation", Section::Crops, GUESS_ACCEPT, CLOSE, true, false),
     rule(Tier::Deep, "deep crop", Section::Deep, GUESS_ACCEPT, CLOSE, true, true),
-    rule(Tier::Turned, "turned", Section::Frames, GUESS_ACCEPT, CLOSE, true, false),
 ];
 
 const fn rule(

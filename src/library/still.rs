@@ -146,7 +146,7 @@ impl StillSearch<'_> {
     /// bits was faster but cost more answers' times than it won; design: "Fallback tiers").
     fn scan_fallbacks(&self) -> anyhow::Result<Vec<Tried>> {
         let query = &self.query;
-        let fallbacks: [(Tier, Guesses<'_>); 10] = [
+        let fallbacks: [(Tier, Guesses<'_>); 9] = [
             // the picture may be a crop: the indexed centre windows inside it;
             (Tier::Crop, &|| vec![query.crop_cuts()]),
             // its lower part may be covered (big subtitles, a player's controls, a
@@ -173,8 +173,6 @@ impl StillSearch<'_> {
             // it may be cut down to a face or a figure, a quarter of each side gone: the
             // indexed middles of frames inside it.
             (Tier::Deep, &|| vec![query.deep_cuts()]),
-            // and the askew photo again, turned back whole, against the denser whole frames.
-            (Tier::Turned, &|| vec![query.turned_cuts()]),
         ];
         let mut tried = Vec::new();
         for (tier, groups) in fallbacks {

@@ -179,25 +179,12 @@ impl<'a> StillQuery<'a> {
     /// (its corners lost to the canvas) shows that window whole, and turned back it is the
     /// indexed crop again.
     pub fn rotation_cuts(&self) -> Vec<Cut> {
-        self.turned_back(hash::CROP_SCALE)
-    }
-
-    /// The picture's first rectangle turned back whole by each of [`ROTATIONS`] either way
-    /// (see [`Self::rotation_cuts`]): the corners a rotation lost are filled from the picture's
-    /// edges, a small share of the frame, and the rest is the whole frame again.
-    pub fn turned_cuts(&self) -> Vec<Cut> {
-        self.turned_back(1.0)
-    }
-
-    /// `scale` of the picture's first rectangle, about its centre, as it lies in the picture
-    /// turned by each of [`ROTATIONS`] either way, warped back to the frame square.
-    fn turned_back(&self, scale: f32) -> Vec<Cut> {
         let side = frames::FRAME_SIDE as f32;
         let (w, h) = (self.canvas.0 as f32, self.canvas.1 as f32);
         let r = self.rects[0];
         let (cx, cy) = ((r.x0 + r.x1) as f32 / 2.0 / side * w, (r.y0 + r.y1) as f32 / 2.0 / side * h);
-        let a = (r.x1 - r.x0) as f32 / 2.0 / side * w * scale;
-        let b = (r.y1 - r.y0) as f32 / 2.0 / side * h * scale;
+        let a = (r.x1 - r.x0) as f32 / 2.0 / side * w * hash::CROP_SCALE;
+        let b = (r.y1 - r.y0) as f32 / 2.0 / side * h * hash::CROP_SCALE;
         let quads: Vec<Quad> = ROTATIONS
             .iter()
             .flat_map(|d| [*d, -*d])
@@ -422,24 +409,6 @@ mod tests {
             let best = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).min().unwrap();
             let crop = query.crop_cuts().iter().map(|c| hash::hamming(&c.hash().hash, &indexed)).min().unwrap();
             assert!(best <= 24 && best + 16 <= crop, "{degrees} degrees: turned back {best} bits away, cropped {crop}");
-        }
-    }
-
-    #[test]
-    fn a_picture_turned_a_few_degrees_is_turned_back_whole_near_its_frame() {
-        let plain = picture(640, 360, 0);
-        let frame = StillQuery::new(&plain).frame_cuts()[0].hash().hash;
-        for degrees in [3.2f32, -3.8, 4.6] {
-            let turned = rotated(&plain, degrees);
-            let query = StillQuery::new(&turned);
-            let cuts = query.turned_cuts();
-            assert_eq!(cuts.len(), 2 * ROTATIONS.len());
-            let best = cuts.iter().map(|c| hash::hamming(&c.hash().hash, &frame)).min().unwrap();
-            let as_taken = query.frame_cuts().iter().map(|c| hash::hamming(&c.hash().hash, &frame)).min().unwrap();
-            assert!(
-                best <= 30 && best + 20 <= as_taken,
-                "{degrees} degrees: turned back {best} bits away, as taken {as_taken}"
-            );
         }
     }
 
